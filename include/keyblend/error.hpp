@@ -1,0 +1,157 @@
+// keyblend — error reporting: one result type for loaders and validators, one assertion macro for
+// preconditions inside hot loops.
+//
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace keyblend {
+
+/// What went wrong, as a value a program can branch on. The `error::message` says it for people.
+enum class errc {
+    invalid_argument,    ///< a parameter is outside its documented domain
+    empty,               ///< a track, clip, skeleton or buffer that must hold data holds none
+    unsorted,            ///< key times go backwards
+    duplicate,           ///< two keys share a time, or two joints share a name
+    non_finite,          ///< NaN or infinity in a time, value, weight or matrix
+    not_normalized,      ///< a quaternion or weight set that must be unit/sum to one is not
+    out_of_range,        ///< an index (joint, parent, vertex, key) points outside its array
+    size_mismatch,       ///< two arrays that must have the same length do not
+    cycle,               ///< a parent chain loops
+    not_found,           ///< a name (clip, joint, frame) does not exist
+    parse_error,         ///< a file is malformed (message says what was expected and where)
+    unsupported,         ///< well-formed input this library does not handle
+    io_error,            ///< reading a file failed
+};
+
+/// A failure: a code and a message that names the place (file, line:column or byte offset, joint or
+/// key index). `index` repeats the key/joint/vertex index named in the message when there is one.
+struct error {
+    static constexpr std::size_t no_index = static_cast<std::size_t>(-1);
+
+    errc code = errc::invalid_argument;
+    std::string message;
+    std::size_t index = no_index;
+};
+
+/// Thrown by `result::value()` on a result that holds an error, and by the assertion handler that
+/// tests install. Never thrown by the library on its own.
+class bad_result_access : public std::runtime_error {
+public:
+    explicit bad_result_access(const keyblend::error& e) : std::runtime_error(e.message), error_(e) {}
+    const keyblend::error& error() const noexcept { return error_; }
+
+private:
+    keyblend::error error_;
+};
+
+/// A value or an error. Loaders and validators return it; nothing in keyblend throws on bad data.
+///
+///     auto r = keyblend::io::load_xfile("tiny.x");
+///     if (!r) { std::cerr << r.error().message << '\n'; return 1; }
+///     use(*r);
+template <class T>
+class [[nodiscard]] result {
+public:
+    using value_type = T;
+
+    result(const T& value) : state_(std::in_place_index<0>, value) {}
+    result(T&& value) : state_(std::in_place_index<0>, std::move(value)) {}
+    result(keyblend::error e) : state_(std::in_place_index<1>, std::move(e)) {}
+
+    bool has_value() const noexcept { return state_.index() == 0; }
+    explicit operator bool() const noexcept { return has_value(); }
+
+    /// The value; throws `bad_result_access` (carrying the error) when there is none.
+    T& value() & { check(); return std::get<0>(state_); }
+    const T& value() const& { check(); return std::get<0>(state_); }
+    T&& value() && { check(); return std::get<0>(std::move(state_)); }
+
+    /// Precondition: has_value().
+    T& operator*() & { return std::get<0>(state_); }
+    const T& operator*() const& { return std::get<0>(state_); }
+    T&& operator*() && { return std::get<0>(std::move(state_)); }
+    T* operator->() { return &std::get<0>(state_); }
+    const T* operator->() const { return &std::get<0>(state_); }
+
+    /// Precondition: !has_value().
+    const keyblend::error& error() const { return std::get<1>(state_); }
+
+private:
+    void check() const {
+        if (!has_value()) throw bad_result_access(std::get<1>(state_));
+    }
+    std::variant<T, keyblend::error> state_;
+};
+
+/// Success, or an error: what validators return.
+template <>
+class [[nodiscard]] result<void> {
+public:
+    result() = default;
+    result(keyblend::error e) : error_(std::move(e)), failed_(true) {}
+
+    bool has_value() const noexcept { return !failed_; }
+    explicit operator bool() const noexcept { return !failed_; }
+    /// Throws `bad_result_access` when this holds an error.
+    void value() const {
+        if (failed_) throw bad_result_access(error_);
+    }
+    /// Precondition: !has_value().
+    const keyblend::error& error() const { return error_; }
+
+private:
+    keyblend::error error_;
+    bool failed_ = false;
+};
+
+using status = result<void>;
+
+namespace impl {
+/// Builds an error; `index` is optional.
+inline error make_error(errc code, std::string message, std::size_t index = error::no_index) {
+    return error{code, std::move(message), index};
+}
+} // namespace impl
+
+// ---------------------------------------------------------------------------------------------
+// KEYBLEND_ASSERT(condition, message): preconditions inside hot loops.
+//
+// Compiled out unless KEYBLEND_ENABLE_ASSERTS is defined, in which case a failed condition throws
+// keyblend::assertion_failure (the tests build this way). A program may instead define
+// KEYBLEND_ASSERT itself, before including any keyblend header, to route failures elsewhere. Every function documents what
+// it does when its preconditions are broken with asserts compiled out: keyblend never relies on an
+// assertion to stay within memory bounds.
+// ---------------------------------------------------------------------------------------------
+
+/// Thrown by the default assertion handler.
+class assertion_failure : public std::logic_error {
+public:
+    using std::logic_error::logic_error;
+};
+
+namespace impl {
+[[noreturn]] inline void assert_failed(const char* condition, const char* message, const char* file,
+                                       int line) {
+    throw assertion_failure(std::string(file) + ":" + std::to_string(line) + ": " + message + " (" +
+                            condition + ")");
+}
+} // namespace impl
+
+} // namespace keyblend
+
+#ifndef KEYBLEND_ASSERT
+#if defined(KEYBLEND_ENABLE_ASSERTS)
+#define KEYBLEND_ASSERT(condition, message)                                                        \
+    ((condition) ? static_cast<void>(0)                                                            \
+                 : ::keyblend::impl::assert_failed(#condition, message, __FILE__, __LINE__))
+#else
+#define KEYBLEND_ASSERT(condition, message) static_cast<void>(0)
+#endif
+#endif

@@ -1,0 +1,77 @@
+// keyblend — definitions for track.hpp. Included at the bottom of track.hpp; do not include directly.
+//
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <sstream>
+
+namespace keyblend {
+namespace impl {
+
+template <class Time>
+bool time_is_finite(Time t) {
+    if constexpr (std::is_floating_point<Time>::value)
+        return std::isfinite(t);
+    else
+        return true;
+}
+
+template <class Time>
+std::string time_to_string(Time t) {
+    std::ostringstream s;
+    s.precision(9);
+    if constexpr (std::is_floating_point<Time>::value)
+        s << t;
+    else
+        s << +t; // integers print as numbers, including 8-bit ones
+    return s.str();
+}
+
+inline bool is_unit(const glm::quat& q, float tolerance) {
+    return std::fabs(std::sqrt(quat_dot(q, q)) - 1.0f) <= tolerance;
+}
+
+} // namespace impl
+
+template <class Value, class Time>
+status validate_track(const track<Value, Time>& t) {
+    using traits = key_traits<Value>;
+    const std::string kind = std::string(traits::name) + " track";
+    if (t.empty()) return impl::make_error(errc::empty, kind + " has no keys");
+    if (!traits::supports(t.mode()))
+        return impl::make_error(errc::unsupported, std::string("interpolation '") +
+                                                       to_string(t.mode()) + "' does not apply to a " +
+                                                       kind);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const std::string where = kind + " key " + std::to_string(i);
+        if (!impl::time_is_finite(t.time(i)))
+            return impl::make_error(errc::non_finite, where + ": time is not finite", i);
+        if (!traits::is_valid(t.value(i)))
+            return impl::make_error(errc::non_finite, where + ": value has NaN or infinity", i);
+        if (i > 0 && t.time(i) < t.time(i - 1))
+            return impl::make_error(errc::unsorted,
+                                    where + ": time " + impl::time_to_string(t.time(i)) +
+                                        " is before key " + std::to_string(i - 1) + "'s time " +
+                                        impl::time_to_string(t.time(i - 1)),
+                                    i);
+        if (i > 0 && t.time(i) == t.time(i - 1))
+            return impl::make_error(errc::duplicate,
+                                    where + ": time " + impl::time_to_string(t.time(i)) +
+                                        " repeats key " + std::to_string(i - 1) + "'s time",
+                                    i);
+        if constexpr (std::is_same<Value, glm::quat>::value) {
+            if (!impl::is_unit(t.value(i), traits::unit_tolerance)) {
+                std::ostringstream len;
+                len.precision(6);
+                len << std::sqrt(quat_dot(t.value(i), t.value(i)));
+                return impl::make_error(errc::not_normalized,
+                                        where + ": rotation is not unit length (|q| = " + len.str() +
+                                            ")",
+                                        i);
+            }
+        }
+    }
+    return {};
+}
+
+} // namespace keyblend

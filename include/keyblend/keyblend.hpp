@@ -1,0 +1,10 @@
+// keyblend — umbrella header: the whole core (everything but io/ and the adapters).
+//
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "error.hpp"
+#include "key.hpp"
+#include "math.hpp"
+#include "sample.hpp"
+#include "track.hpp"

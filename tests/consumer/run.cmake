@@ -1,0 +1,25 @@
+# Builds and runs tests/consumer against keyblend, through add_subdirectory (MODE=subdirectory)
+# or through an installed package (MODE=installed: cmake --install into WORK_DIR/prefix first).
+cmake_minimum_required(VERSION 3.16)
+
+function(run)
+  execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    string(REPLACE ";" " " cmd "${ARGV}")
+    message(FATAL_ERROR "failed (${rc}): ${cmd}")
+  endif()
+endfunction()
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+set(args -S "${KEYBLEND_SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build" -G "${CMAKE_GENERATOR}"
+         -DKEYBLEND_CONSUMER_MODE=${MODE} -DKEYBLEND_SOURCE_DIR=${KEYBLEND_SOURCE_DIR})
+if(MODE STREQUAL "installed")
+  run(${CMAKE_COMMAND} --install "${KEYBLEND_BINARY_DIR}" --prefix "${WORK_DIR}/prefix")
+  if(NOT EXISTS "${WORK_DIR}/prefix/include/keyblend/keyblend.hpp")
+    message(FATAL_ERROR "the install did not put the headers in the prefix")
+  endif()
+  list(APPEND args "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix")
+endif()
+run(${CMAKE_COMMAND} ${args})
+run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+run("${WORK_DIR}/build/consumer")

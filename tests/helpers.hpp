@@ -1,0 +1,91 @@
+// Shared test helpers: comparisons, deterministic random values, access to ../shared/data/x.
+#pragma once
+
+#include <keyblend/math.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <string>
+
+namespace kbtest {
+
+/// Same bits (no tolerance, -0 differs from +0, NaN equals the same NaN).
+template <class T>
+bool bit_equal(const T& a, const T& b) {
+    return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+inline float max_abs_diff(const glm::vec3& a, const glm::vec3& b) {
+    const glm::vec3 d = glm::abs(a - b);
+    return std::max(d.x, std::max(d.y, d.z));
+}
+inline float max_abs_diff(const glm::vec4& a, const glm::vec4& b) {
+    const glm::vec4 d = glm::abs(a - b);
+    return std::max(std::max(d.x, d.y), std::max(d.z, d.w));
+}
+inline float max_abs_diff(const glm::mat4& a, const glm::mat4& b) {
+    float m = 0.0f;
+    for (int c = 0; c < 4; ++c) m = std::max(m, max_abs_diff(a[c], b[c]));
+    return m;
+}
+/// Component distance between two quaternions, as given (q and -q differ).
+inline float max_abs_diff(const glm::quat& a, const glm::quat& b) {
+    return std::max(std::max(std::fabs(a.w - b.w), std::fabs(a.x - b.x)),
+                    std::max(std::fabs(a.y - b.y), std::fabs(a.z - b.z)));
+}
+/// Angle in radians of the rotation taking a to b (q and -q are the same rotation).
+inline double rotation_angle(const glm::quat& a, const glm::quat& b) {
+    const double d = std::fabs(double(a.w) * b.w + double(a.x) * b.x + double(a.y) * b.y +
+                               double(a.z) * b.z) /
+                     (std::sqrt(double(a.w) * a.w + double(a.x) * a.x + double(a.y) * a.y +
+                                double(a.z) * a.z) *
+                      std::sqrt(double(b.w) * b.w + double(b.x) * b.x + double(b.y) * b.y +
+                                double(b.z) * b.z));
+    return 2.0 * std::acos(std::min(1.0, d));
+}
+
+/// Deterministic random numbers (each test seeds its own).
+class rng {
+public:
+    explicit rng(std::uint32_t seed) : engine_(seed) {}
+    float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(engine_); }
+    int integer(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(engine_); }
+    glm::vec3 vec3(float lo, float hi) { return glm::vec3(uniform(lo, hi), uniform(lo, hi), uniform(lo, hi)); }
+    /// A uniformly distributed unit quaternion (Shoemake).
+    glm::quat rotation() {
+        const float u1 = uniform(0.0f, 1.0f), u2 = uniform(0.0f, 6.2831853f), u3 = uniform(0.0f, 6.2831853f);
+        const float a = std::sqrt(1.0f - u1), b = std::sqrt(u1);
+        return keyblend::make_quat(a * std::sin(u2), a * std::cos(u2), b * std::sin(u3), b * std::cos(u3));
+    }
+    std::mt19937& engine() { return engine_; }
+
+private:
+    std::mt19937 engine_;
+};
+
+/// Path of a file under ../shared/data/x, or nothing when the data folder is absent. Absent data
+/// makes the calling test print KEYBLEND-SKIP (ctest reports it as skipped), unless the
+/// environment sets KEYBLEND_REQUIRE_DATA=1 (CI does), which makes it fail.
+inline std::optional<std::string> data_file(const std::string& relative) {
+    const std::string path = std::string(KEYBLEND_DATA_DIR) + "/" + relative;
+    if (std::ifstream(path, std::ios::binary).good()) return path;
+    const char* require = std::getenv("KEYBLEND_REQUIRE_DATA");
+    if (require && std::string(require) == "1") {
+        FAIL("required test data is missing: " << path
+                                               << " (put the shared folder beside the checkout)");
+        return std::nullopt;
+    }
+    std::cout << "KEYBLEND-SKIP: " << path
+              << " not found (../shared/data/x is absent); test skipped\n";
+    return std::nullopt;
+}
+
+} // namespace kbtest
