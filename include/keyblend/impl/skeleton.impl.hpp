@@ -1,0 +1,296 @@
+// keyblend — definitions for skeleton.hpp. Included at the bottom of skeleton.hpp; do not include
+// directly.
+//
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace keyblend {
+namespace impl {
+
+inline std::string quoted_joint(const char* kind, std::size_t index, const std::string& name) {
+    return std::string(kind) + " " + std::to_string(index) + " '" + name + "'";
+}
+
+/// Builds a skeleton from joints already in pre-order. Everything here is validated except names.
+struct skeleton_builder {
+    // Inputs in joint order.
+    std::vector<std::string> names;
+    std::vector<joint_index> parents;
+    std::vector<glm::mat4> bind;
+    std::vector<std::size_t> source_of_joint;
+    std::size_t source_count = 0;
+    const char* kind = "joint"; // "joint" or "frame", for messages
+
+    result<skeleton> finish(const skeleton_options& options) {
+        const std::size_t n = parents.size();
+        // Names: duplicates are found in input order, so messages and renaming follow the caller's
+        // numbering, not ours.
+        std::vector<std::size_t> joint_of_source(source_count, 0);
+        for (std::size_t j = 0; j < n; ++j) joint_of_source[source_of_joint[j]] = j;
+        {
+            std::unordered_map<std::string_view, std::size_t> first_use; // name -> source index
+            first_use.reserve(n);
+            std::vector<std::size_t> duplicated; // source indices needing a new name
+            for (std::size_t s = 0; s < source_count; ++s) {
+                const std::string& nm = names[joint_of_source[s]];
+                const auto [it, inserted] = first_use.emplace(nm, s);
+                if (inserted) continue;
+                if (options.duplicates == duplicate_names::reject)
+                    return make_error(errc::duplicate,
+                                      quoted_joint(kind, s, nm) + ": same name as " + kind + " " +
+                                          std::to_string(it->second),
+                                      s);
+                duplicated.push_back(s);
+            }
+            if (!duplicated.empty()) {
+                std::unordered_set<std::string> used(names.begin(), names.end());
+                std::unordered_map<std::string, unsigned> next_number;
+                for (std::size_t s : duplicated) {
+                    std::string& nm = names[joint_of_source[s]];
+                    unsigned& k = next_number.emplace(nm, 2u).first->second;
+                    std::string candidate;
+                    do {
+                        candidate = nm + "#" + std::to_string(k++);
+                    } while (used.count(candidate));
+                    used.insert(candidate);
+                    nm = std::move(candidate);
+                }
+            }
+        }
+
+        skeleton out;
+        out.names_ = std::move(names);
+        out.parents_ = std::move(parents);
+        out.bind_local_ = std::move(bind);
+        out.source_of_joint_ = std::move(source_of_joint);
+        out.joint_of_source_ = std::move(joint_of_source);
+
+        // Sub-tree sizes, children before parents (reverse pre-order).
+        std::vector<joint_index> size(n, 1);
+        for (std::size_t j = n; j-- > 0;) {
+            const joint_index p = out.parents_[j];
+            if (p >= 0) size[static_cast<std::size_t>(p)] += size[j];
+        }
+        out.subtree_end_.resize(n);
+        for (std::size_t j = 0; j < n; ++j)
+            out.subtree_end_[j] = static_cast<joint_index>(j) + size[j];
+
+        out.bind_transforms_.resize(n);
+        out.bind_model_.resize(n);
+        out.inverse_bind_model_.resize(n);
+        for (std::size_t j = 0; j < n; ++j) {
+            const joint_index p = out.parents_[j];
+            out.bind_transforms_[j] = to_transform(out.bind_local_[j]);
+            out.bind_model_[j] = p < 0 ? out.bind_local_[j]
+                                       : out.bind_model_[static_cast<std::size_t>(p)] * out.bind_local_[j];
+            const glm::mat4 inv = glm::inverse(out.bind_model_[j]);
+            out.inverse_bind_model_[j] =
+                is_finite(inv) && is_finite(out.bind_model_[j]) && glm::determinant(out.bind_model_[j]) != 0.0f
+                    ? inv
+                    : glm::mat4(1.0f);
+        }
+
+        out.by_name_.resize(n);
+        std::iota(out.by_name_.begin(), out.by_name_.end(), joint_index(0));
+        std::sort(out.by_name_.begin(), out.by_name_.end(), [&](joint_index a, joint_index b) {
+            return out.names_[static_cast<std::size_t>(a)] < out.names_[static_cast<std::size_t>(b)];
+        });
+        return out;
+    }
+};
+
+inline status check_joint_count(std::size_t n, const char* kind) {
+    if (n > static_cast<std::size_t>(std::numeric_limits<joint_index>::max() - 1))
+        return make_error(errc::invalid_argument,
+                          std::string("too many ") + kind + "s: " + std::to_string(n));
+    return {};
+}
+
+} // namespace impl
+
+inline result<skeleton> skeleton::from_parents(const std::vector<joint_desc>& joints,
+                                               const skeleton_options& options) {
+    const std::size_t n = joints.size();
+    if (status s = impl::check_joint_count(n, "joint"); !s) return s.error();
+    const joint_index count = static_cast<joint_index>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const joint_desc& d = joints[i];
+        if (d.parent < no_parent || d.parent >= count)
+            return impl::make_error(errc::out_of_range,
+                                    impl::quoted_joint("joint", i, d.name) + ": parent " +
+                                        std::to_string(d.parent) + " is out of range (" +
+                                        std::to_string(n) + " joints; -1 is a root)",
+                                    i);
+        if (!is_finite(d.bind_local))
+            return impl::make_error(errc::non_finite,
+                                    impl::quoted_joint("joint", i, d.name) +
+                                        ": bind matrix has NaN or infinity",
+                                    i);
+    }
+
+    // Children lists in input order (counting sort by parent), then an iterative pre-order walk.
+    std::vector<std::size_t> first(n + 1, 0); // children of p: child[first[p] .. first[p + 1])
+    std::size_t roots = 0;
+    for (const joint_desc& d : joints) {
+        if (d.parent >= 0)
+            ++first[static_cast<std::size_t>(d.parent) + 1];
+        else
+            ++roots;
+    }
+    for (std::size_t p = 0; p < n; ++p) first[p + 1] += first[p];
+    std::vector<std::size_t> child(n - roots + 0);
+    {
+        std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+        for (std::size_t i = 0; i < n; ++i)
+            if (joints[i].parent >= 0) child[fill[static_cast<std::size_t>(joints[i].parent)]++] = i;
+    }
+
+    impl::skeleton_builder b;
+    b.kind = "joint";
+    b.source_count = n;
+    b.names.reserve(n);
+    b.parents.reserve(n);
+    b.bind.reserve(n);
+    b.source_of_joint.reserve(n);
+    std::vector<joint_index> joint_of(n, no_parent);
+    std::vector<std::size_t> stack;
+    for (std::size_t r = n; r-- > 0;)
+        if (joints[r].parent < 0) stack.push_back(r); // reversed: roots pop in input order
+    while (!stack.empty()) {
+        const std::size_t i = stack.back();
+        stack.pop_back();
+        const joint_index p = joints[i].parent;
+        joint_of[i] = static_cast<joint_index>(b.parents.size());
+        b.names.push_back(joints[i].name);
+        b.parents.push_back(p < 0 ? no_parent : joint_of[static_cast<std::size_t>(p)]);
+        b.bind.push_back(joints[i].bind_local);
+        b.source_of_joint.push_back(i);
+        for (std::size_t c = first[i + 1]; c-- > first[i];) stack.push_back(child[c]);
+    }
+
+    if (b.parents.size() != n) {
+        // Some joints never reached a root: each of them is on, or hangs below, a parent loop.
+        std::size_t start = 0;
+        while (joint_of[start] != no_parent) ++start;
+        std::vector<std::size_t> step_of(n, n); // position in the walk, n = not visited
+        std::vector<std::size_t> walk;
+        std::size_t i = start;
+        while (step_of[i] == n) {
+            step_of[i] = walk.size();
+            walk.push_back(i);
+            i = static_cast<std::size_t>(joints[i].parent);
+        }
+        // joints[i] is where the walk met itself: the loop is walk[step_of[i]..].
+        const std::size_t loop_start = walk[step_of[i]];
+        if (joints[loop_start].parent == static_cast<joint_index>(loop_start))
+            return impl::make_error(errc::cycle,
+                                    impl::quoted_joint("joint", loop_start, joints[loop_start].name) +
+                                        " is its own parent",
+                                    loop_start);
+        std::string chain;
+        for (std::size_t k = step_of[i]; k < walk.size(); ++k)
+            chain += "'" + joints[walk[k]].name + "' (" + std::to_string(walk[k]) + ") -> ";
+        chain += "'" + joints[loop_start].name + "' (" + std::to_string(loop_start) + ")";
+        return impl::make_error(errc::cycle,
+                                impl::quoted_joint("joint", loop_start, joints[loop_start].name) +
+                                    ": parent chain loops: " + chain,
+                                loop_start);
+    }
+    return b.finish(options);
+}
+
+inline result<skeleton> skeleton::from_frame_tree(const std::vector<frame_desc>& frames,
+                                                  std::size_t root,
+                                                  const skeleton_options& options) {
+    const std::size_t n = frames.size();
+    if (n == 0) return skeleton{};
+    if (status s = impl::check_joint_count(n, "frame"); !s) return s.error();
+    if (root >= n)
+        return impl::make_error(errc::out_of_range,
+                                "root frame " + std::to_string(root) + " is out of range (" +
+                                    std::to_string(n) + " frames)",
+                                root);
+    const joint_index count = static_cast<joint_index>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const frame_desc& f = frames[i];
+        const auto check_link = [&](joint_index link, const char* what) -> status {
+            if (link < -1 || link >= count)
+                return impl::make_error(errc::out_of_range,
+                                        impl::quoted_joint("frame", i, f.name) + ": " + what + " " +
+                                            std::to_string(link) + " is out of range (" +
+                                            std::to_string(n) + " frames; -1 is none)",
+                                        i);
+            return {};
+        };
+        if (status s = check_link(f.first_child, "first_child"); !s) return s.error();
+        if (status s = check_link(f.next_sibling, "next_sibling"); !s) return s.error();
+        if (!is_finite(f.bind_local))
+            return impl::make_error(errc::non_finite,
+                                    impl::quoted_joint("frame", i, f.name) +
+                                        ": bind matrix has NaN or infinity",
+                                    i);
+    }
+
+    impl::skeleton_builder b;
+    b.kind = "frame";
+    b.source_count = n;
+    b.names.reserve(n);
+    b.parents.reserve(n);
+    b.bind.reserve(n);
+    b.source_of_joint.reserve(n);
+    std::vector<bool> seen(n, false);
+    // (frame, parent joint): a frame's sub-tree is walked before its next sibling.
+    std::vector<std::pair<std::size_t, joint_index>> stack;
+    stack.emplace_back(root, no_parent);
+    while (!stack.empty()) {
+        const auto [i, parent] = stack.back();
+        stack.pop_back();
+        if (seen[i])
+            return impl::make_error(errc::cycle,
+                                    impl::quoted_joint("frame", i, frames[i].name) +
+                                        " is reached twice (a link loops, or two frames link to it)",
+                                    i);
+        seen[i] = true;
+        const joint_index self = static_cast<joint_index>(b.parents.size());
+        b.names.push_back(frames[i].name);
+        b.parents.push_back(parent);
+        b.bind.push_back(frames[i].bind_local);
+        b.source_of_joint.push_back(i);
+        if (frames[i].next_sibling >= 0)
+            stack.emplace_back(static_cast<std::size_t>(frames[i].next_sibling), parent);
+        if (frames[i].first_child >= 0)
+            stack.emplace_back(static_cast<std::size_t>(frames[i].first_child), self);
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        if (!seen[i])
+            return impl::make_error(errc::not_found,
+                                    impl::quoted_joint("frame", i, frames[i].name) +
+                                        " is not reachable from root frame " + std::to_string(root),
+                                    i);
+    return b.finish(options);
+}
+
+inline std::size_t skeleton::index_of(std::string_view name) const noexcept {
+    const auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+                                     [&](joint_index j, std::string_view key) {
+                                         return std::string_view(names_[static_cast<std::size_t>(j)]) < key;
+                                     });
+    if (it != by_name_.end() && names_[static_cast<std::size_t>(*it)] == name)
+        return static_cast<std::size_t>(*it);
+    return size();
+}
+
+inline result<std::size_t> skeleton::find(std::string_view name) const {
+    const std::size_t j = index_of(name);
+    if (j == size())
+        return impl::make_error(errc::not_found, "no joint named '" + std::string(name) + "'");
+    return j;
+}
+
+} // namespace keyblend
