@@ -3,8 +3,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "clip.hpp"
 #include "error.hpp"
 #include "key.hpp"
 #include "math.hpp"
 #include "sample.hpp"
+#include "skeleton.hpp"
 #include "track.hpp"

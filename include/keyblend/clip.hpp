@@ -1,0 +1,127 @@
+// keyblend — clips: a named animation (the seeds' "animation set") as per-joint channels of keyed
+// tracks, with a duration, ticks per second and a loop policy; validation against a skeleton; and
+// sampling a whole clip at one time.
+//
+// SPDX-License-Identifier: MIT
+//
+// Time. A clip's key times, its duration and every time passed to its sampling functions are in
+// the clip's own *ticks*, stored as float. Seconds are ticks / ticks_per_second. This keeps .X
+// files exact: their key times are integer ticks, and every integer up to 2^24 = 16,777,216
+// (`max_exact_tick`; 58 minutes at 4800 ticks per second) is a float, as are fractional ticks like
+// 1234.25 (any multiple of 1/2^k that fits in 24 significant bits). Interpolation factors are
+// `(t - t0) / (t1 - t0)` computed in float, as `sample_track` does.
+//
+// Missing components. A channel may key any of rotation, translation and scale (or a matrix). A
+// component without a track comes from the joint's *bind pose* (skeleton::bind_transforms), never
+// from the identity; a joint without a channel keeps its bind pose (skeleton::bind_local, exactly).
+//
+// Ends. Each track clamps on its own: before its first key it holds the first, after its last key
+// the last (sample.hpp). Looping is the caller's choice of time: wrap it with `clip_time` (the
+// clip's wrap_mode) or `wrap_time` before sampling.
+#pragma once
+
+#include "error.hpp"
+#include "sample.hpp"
+#include "skeleton.hpp"
+#include "track.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace keyblend {
+
+/// D3DX's customary ticks per second, used when a file does not say (tiny.x has no
+/// AnimTicksPerSecond).
+inline constexpr float default_ticks_per_second = 4800.0f;
+
+/// The largest tick count up to which every integer tick is exact in a clip's float times (2^24).
+inline constexpr float max_exact_tick = 16777216.0f;
+
+/// The keyed tracks of one joint in one clip (the seeds' cAnimation / S_ANIMATION). Times in ticks.
+///
+/// Either any of rotation / translation / scale (local = T * R * S, missing components from the
+/// bind pose), or a matrix track (the whole local matrix; .X key types 3 and 4). A channel with
+/// both is rejected by validate_clip; sampled anyway, its matrix track wins (the animated-object
+/// seed applies matrix keys last, over the others).
+///
+/// Interpolation follows each track's mode (track.hpp): rotation slerp (short path) or nlerp,
+/// vectors lerp, matrices element-wise (D3DX's and the seeds' way) or decomposed, or step.
+struct channel {
+    /// The animated joint: an index into the skeleton (joint order, see skeleton.hpp).
+    std::size_t joint = 0;
+    rotation_track<float> rotation;
+    /// Position keys (.X key type 2).
+    position_track<float> translation;
+    scale_track<float> scale;
+    matrix_track<float> matrix;
+
+    bool has_matrix() const noexcept { return !matrix.empty(); }
+    bool has_trs() const noexcept {
+        return !rotation.empty() || !translation.empty() || !scale.empty();
+    }
+};
+
+/// A named clip: the seeds' animation set.
+struct clip {
+    /// Found by name in a player (case-insensitively there). May be empty (tiny.x's set is unnamed).
+    std::string name;
+    /// Length in ticks: the time of the last frame. Wrapping uses it (see clip_time); keys after it
+    /// are kept but only reached by times past it. Loaders set it to the last key time (the seeds'
+    /// m_Length); `last_key_time` computes that.
+    float duration = 0.0f;
+    /// Ticks per second, > 0. Seconds = ticks / ticks_per_second.
+    float ticks_per_second = default_ticks_per_second;
+    /// True when the source gave no rate and ticks_per_second is default_ticks_per_second by
+    /// default, not by the file (a loader sets it; code-built clips leave it false).
+    bool ticks_per_second_is_default = false;
+    /// How clip_time maps a time outside [0, duration].
+    wrap_mode wrap = wrap_mode::loop;
+    /// At most one channel per joint (validate_clip checks). Order does not matter.
+    std::vector<channel> channels;
+};
+
+/// The latest key time over every track of the clip; 0 for a clip without keys.
+inline float last_key_time(const clip& c);
+/// The earliest key time over every track of the clip; 0 for a clip without keys.
+inline float first_key_time(const clip& c);
+
+/// `wrap_time(ticks, c.duration, c.wrap)`, as float ticks ready for sampling. Takes double so that
+/// a large running tick count (the seeds accumulate elapsed milliseconds in a DWORD) wraps exactly.
+inline float clip_time(const clip& c, double ticks);
+
+/// Checks a clip against the skeleton it will animate and reports the first problem. The message
+/// names the clip, the channel (its index, joint index and joint name) and, for a bad key, the track
+/// and key index; error::index is the channel index (no_index for clip-level errors).
+/// - errc::non_finite: duration or ticks_per_second NaN or infinite;
+/// - errc::invalid_argument: duration < 0, ticks_per_second <= 0, a channel with both a matrix
+///   track and rotation/translation/scale tracks;
+/// - errc::out_of_range: a channel's joint >= skeleton.size();
+/// - errc::duplicate: two channels for the same joint;
+/// - every error of validate_track (empty tracks are allowed: a missing component): NaN or
+///   infinite key times or values, unsorted or repeated times, non-unit rotations, an interpolation
+///   mode that does not apply to the track's value type.
+inline status validate_clip(const clip& c, const skeleton& s);
+
+/// One channel's local matrix at `time` (ticks; NaN samples the first keys):
+/// - a matrix track: sample_track in its mode (linear: element-wise, exactly the seeds' lerp);
+/// - otherwise, when the channel has rotation/translation/scale tracks: `to_matrix(T * R * S)` of
+///   the sampled components, each missing one taken from `bind`;
+/// - a channel with no keys at all: `bind_local`, exactly.
+inline glm::mat4 sample_channel_matrix(const channel& ch, float time, const transform& bind,
+                                       const glm::mat4& bind_local);
+
+/// The clip's local matrix for every joint at `time` (ticks, used as given: wrap it first for
+/// looping): joints without a channel get their bind_local exactly, animated joints
+/// sample_channel_matrix. `local` is resized to s.size() (no allocation when its capacity
+/// suffices). This is what the `keyblend pose --set` tool prints, before local_to_model.
+///
+/// A channel whose joint is out of range is skipped and reported (errc::out_of_range, after the
+/// other joints are written); with several channels on one joint, the last one wins. Validate the
+/// clip once (validate_clip) to rule both out.
+inline status sample_local_matrices(const clip& c, const skeleton& s, float time,
+                                    std::vector<glm::mat4>& local);
+
+} // namespace keyblend
+
+#include "impl/clip.impl.hpp"

@@ -1,0 +1,149 @@
+// keyblend — definitions for clip.hpp. Included at the bottom of clip.hpp; do not include directly.
+//
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace keyblend {
+namespace impl {
+
+template <class F>
+void for_each_track(const channel& ch, F&& f) {
+    f(ch.rotation);
+    f(ch.translation);
+    f(ch.scale);
+    f(ch.matrix);
+}
+
+inline std::string clip_label(const clip& c) { return "clip '" + c.name + "'"; }
+
+inline std::string channel_label(const clip& c, std::size_t index, const skeleton& s) {
+    const std::size_t j = c.channels[index].joint;
+    std::string out = clip_label(c) + " channel " + std::to_string(index) + " (joint " +
+                      std::to_string(j);
+    if (j < s.size()) out += " '" + s.name(j) + "'";
+    return out + ")";
+}
+
+inline std::string float_to_string(float v) {
+    std::ostringstream o;
+    o.precision(9);
+    o << v;
+    return o.str();
+}
+
+} // namespace impl
+
+inline float last_key_time(const clip& c) {
+    bool any = false;
+    float t = 0.0f;
+    for (const channel& ch : c.channels)
+        impl::for_each_track(ch, [&](const auto& tr) {
+            if (tr.empty()) return;
+            t = any ? std::max(t, tr.last_time()) : tr.last_time();
+            any = true;
+        });
+    return t;
+}
+
+inline float first_key_time(const clip& c) {
+    bool any = false;
+    float t = 0.0f;
+    for (const channel& ch : c.channels)
+        impl::for_each_track(ch, [&](const auto& tr) {
+            if (tr.empty()) return;
+            t = any ? std::min(t, tr.first_time()) : tr.first_time();
+            any = true;
+        });
+    return t;
+}
+
+inline float clip_time(const clip& c, double ticks) {
+    return static_cast<float>(wrap_time(ticks, static_cast<double>(c.duration), c.wrap));
+}
+
+inline status validate_clip(const clip& c, const skeleton& s) {
+    if (!std::isfinite(c.duration))
+        return impl::make_error(errc::non_finite, impl::clip_label(c) + ": duration is not finite");
+    if (c.duration < 0.0f)
+        return impl::make_error(errc::invalid_argument, impl::clip_label(c) + ": duration " +
+                                                            impl::float_to_string(c.duration) +
+                                                            " is negative");
+    if (!std::isfinite(c.ticks_per_second))
+        return impl::make_error(errc::non_finite,
+                                impl::clip_label(c) + ": ticks per second is not finite");
+    if (!(c.ticks_per_second > 0.0f))
+        return impl::make_error(errc::invalid_argument,
+                                impl::clip_label(c) + ": ticks per second " +
+                                    impl::float_to_string(c.ticks_per_second) + " is not positive");
+    std::vector<std::size_t> channel_of_joint(s.size(), error::no_index);
+    for (std::size_t i = 0; i < c.channels.size(); ++i) {
+        const channel& ch = c.channels[i];
+        if (ch.joint >= s.size())
+            return impl::make_error(errc::out_of_range,
+                                    impl::channel_label(c, i, s) + ": joint is out of range (" +
+                                        std::to_string(s.size()) + " joints)",
+                                    i);
+        if (channel_of_joint[ch.joint] != error::no_index)
+            return impl::make_error(errc::duplicate,
+                                    impl::channel_label(c, i, s) + ": joint already animated by channel " +
+                                        std::to_string(channel_of_joint[ch.joint]),
+                                    i);
+        channel_of_joint[ch.joint] = i;
+        if (ch.has_matrix() && ch.has_trs())
+            return impl::make_error(errc::invalid_argument,
+                                    impl::channel_label(c, i, s) +
+                                        ": has both a matrix track and rotation/translation/scale tracks",
+                                    i);
+        const char* names[] = {"rotation", "translation", "scale", "matrix"};
+        int which = 0;
+        status bad;
+        impl::for_each_track(ch, [&](const auto& tr) {
+            const char* kind = names[which++];
+            if (!bad || tr.empty()) return;
+            if (status st = validate_track(tr); !st)
+                bad = impl::make_error(st.error().code, impl::channel_label(c, i, s) + ": " + kind +
+                                                            " " + st.error().message,
+                                       i);
+        });
+        if (!bad) return bad;
+    }
+    return {};
+}
+
+inline glm::mat4 sample_channel_matrix(const channel& ch, float time, const transform& bind,
+                                       const glm::mat4& bind_local) {
+    if (ch.has_matrix()) return sample_track(ch.matrix, time);
+    if (!ch.has_trs()) return bind_local;
+    transform t = bind;
+    if (!ch.translation.empty()) t.translation = sample_track(ch.translation, time);
+    if (!ch.rotation.empty()) t.rotation = sample_track(ch.rotation, time);
+    if (!ch.scale.empty()) t.scale = sample_track(ch.scale, time);
+    return to_matrix(t);
+}
+
+inline status sample_local_matrices(const clip& c, const skeleton& s, float time,
+                                    std::vector<glm::mat4>& local) {
+    local.assign(s.bind_local().begin(), s.bind_local().end());
+    status out;
+    for (std::size_t i = 0; i < c.channels.size(); ++i) {
+        const channel& ch = c.channels[i];
+        if (ch.joint >= s.size()) {
+            if (out)
+                out = impl::make_error(errc::out_of_range,
+                                       impl::channel_label(c, i, s) + ": joint is out of range (" +
+                                           std::to_string(s.size()) + " joints); channel skipped",
+                                       i);
+            continue;
+        }
+        local[ch.joint] =
+            sample_channel_matrix(ch, time, s.bind_transforms()[ch.joint], s.bind_local()[ch.joint]);
+    }
+    return out;
+}
+
+} // namespace keyblend
