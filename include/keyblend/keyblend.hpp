@@ -3,10 +3,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "blend.hpp"
 #include "clip.hpp"
 #include "error.hpp"
 #include "key.hpp"
 #include "math.hpp"
+#include "pose.hpp"
 #include "sample.hpp"
 #include "skeleton.hpp"
 #include "track.hpp"

@@ -128,7 +128,8 @@ inline glm::mat4 sample_channel_matrix(const channel& ch, float time, const tran
 
 inline status sample_local_matrices(const clip& c, const skeleton& s, float time,
                                     std::vector<glm::mat4>& local) {
-    local.assign(s.bind_local().begin(), s.bind_local().end());
+    local.resize(s.size());
+    for (std::size_t j = 0; j < s.size(); ++j) local[j] = s.bind_local()[j];
     status out;
     for (std::size_t i = 0; i < c.channels.size(); ++i) {
         const channel& ch = c.channels[i];

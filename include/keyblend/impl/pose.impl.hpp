@@ -1,0 +1,287 @@
+// keyblend — definitions for pose.hpp. Included at the bottom of pose.hpp; do not include directly.
+//
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+
+namespace keyblend {
+
+// ---------------------------------------------------------------------------------------------
+// local_pose
+// ---------------------------------------------------------------------------------------------
+
+inline local_pose::local_pose(const skeleton& s) { reset_to_bind(s, *this); }
+
+inline local_pose::local_pose(const local_pose& other) { *this = other; }
+
+inline local_pose& local_pose::operator=(const local_pose& other) {
+    if (this == &other) return *this;
+    if (other.padded_ > capacity_) {
+        data_.reset();
+        capacity_ = 0;
+    }
+    if (!data_ && other.padded_ > 0) {
+        capacity_ = (other.padded_ + 15) / 16 * 16;
+        data_.reset(static_cast<float*>(
+            ::operator new[](stream_count * capacity_ * sizeof(float), std::align_val_t(64))));
+    }
+    size_ = other.size_;
+    padded_ = other.padded_;
+    for (unsigned s = 0; s < stream_count; ++s)
+        if (padded_ > 0)
+            std::memcpy(data(stream(s)), other.data(stream(s)), padded_ * sizeof(float));
+    return *this;
+}
+
+inline void local_pose::fill_identity(std::size_t first, std::size_t last) {
+    for (unsigned s = 0; s < stream_count; ++s) {
+        const float v = (s == rotation_w || s >= scale_x) ? 1.0f : 0.0f;
+        std::fill(data(stream(s)) + first, data(stream(s)) + last, v);
+    }
+}
+
+inline void local_pose::resize(std::size_t joint_count) {
+    const std::size_t padded = (joint_count + pose_lane_block - 1) / pose_lane_block * pose_lane_block;
+    if (padded > capacity_) {
+        // Streams are 64-byte aligned: each starts at a multiple of 16 floats.
+        const std::size_t capacity = (padded + 15) / 16 * 16;
+        std::unique_ptr<float[], aligned_delete> fresh(static_cast<float*>(
+            ::operator new[](stream_count * capacity * sizeof(float), std::align_val_t(64))));
+        for (unsigned s = 0; s < stream_count && size_ > 0; ++s)
+            std::memcpy(fresh.get() + s * capacity, data(stream(s)), size_ * sizeof(float));
+        data_ = std::move(fresh);
+        capacity_ = capacity;
+    }
+    const std::size_t old = size_;
+    size_ = joint_count;
+    padded_ = padded;
+    // New joints are the identity, and so is the padding (also after shrinking).
+    fill_identity(std::min(old, joint_count), padded_);
+}
+
+inline transform local_pose::get(std::size_t j) const {
+    KEYBLEND_ASSERT(j < size_, "local_pose::get: joint out of range");
+    if (j >= size_) return transform{};
+    transform t;
+    t.translation = glm::vec3(data(translation_x)[j], data(translation_y)[j], data(translation_z)[j]);
+    t.rotation = make_quat(data(rotation_w)[j], data(rotation_x)[j], data(rotation_y)[j],
+                           data(rotation_z)[j]);
+    t.scale = glm::vec3(data(scale_x)[j], data(scale_y)[j], data(scale_z)[j]);
+    return t;
+}
+
+inline void local_pose::set(std::size_t j, const transform& t) {
+    KEYBLEND_ASSERT(j < size_, "local_pose::set: joint out of range");
+    if (j >= size_) return;
+    data(translation_x)[j] = t.translation.x;
+    data(translation_y)[j] = t.translation.y;
+    data(translation_z)[j] = t.translation.z;
+    data(rotation_x)[j] = t.rotation.x;
+    data(rotation_y)[j] = t.rotation.y;
+    data(rotation_z)[j] = t.rotation.z;
+    data(rotation_w)[j] = t.rotation.w;
+    data(scale_x)[j] = t.scale.x;
+    data(scale_y)[j] = t.scale.y;
+    data(scale_z)[j] = t.scale.z;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bind pose, conversions
+// ---------------------------------------------------------------------------------------------
+
+inline void reset_to_bind(const skeleton& s, local_pose& pose) {
+    pose.resize(s.size());
+    const std::vector<transform>& bind = s.bind_transforms();
+    for (std::size_t j = 0; j < s.size(); ++j) pose.set(j, bind[j]);
+}
+
+inline void reset_to_bind(const skeleton& s, std::vector<glm::mat4>& local) {
+    // (resize + copy rather than assign: GCC 12 warns falsely about assign's memmove, -Wnonnull.)
+    local.resize(s.size());
+    for (std::size_t j = 0; j < s.size(); ++j) local[j] = s.bind_local()[j];
+}
+
+inline void to_local_matrices(const local_pose& pose, std::vector<glm::mat4>& local) {
+    local.resize(pose.size());
+    for (std::size_t j = 0; j < pose.size(); ++j) local[j] = to_matrix(pose.get(j));
+}
+
+inline void to_local_pose(const std::vector<glm::mat4>& local, local_pose& pose) {
+    pose.resize(local.size());
+    for (std::size_t j = 0; j < local.size(); ++j) pose.set(j, to_transform(local[j]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local to model
+// ---------------------------------------------------------------------------------------------
+
+namespace impl {
+
+static_assert(sizeof(glm::mat4) == 16 * sizeof(float), "glm::mat4 must be 16 packed floats");
+
+/// The affine local matrices (T * R * S) of the lanes [block, block + V::width), as 12 streams
+/// of `pose_lane_block` floats: column 0 xyz, column 1 xyz, column 2 xyz, translation xyz. The
+/// formula is glm::mat3_cast's, so the f1 path equals to_matrix up to FMA contraction.
+template <class V>
+inline void trs_to_affine(const local_pose& p, std::size_t block, std::size_t lane,
+                          float (*out)[pose_lane_block]) {
+    using S = local_pose;
+    const std::size_t i = block + lane;
+    const V x = V::load(p.data(S::rotation_x) + i), y = V::load(p.data(S::rotation_y) + i);
+    const V z = V::load(p.data(S::rotation_z) + i), w = V::load(p.data(S::rotation_w) + i);
+    const V sx = V::load(p.data(S::scale_x) + i), sy = V::load(p.data(S::scale_y) + i);
+    const V sz = V::load(p.data(S::scale_z) + i);
+    const V one = V::set1(1.0f), two = V::set1(2.0f);
+    const V xx = x * x, yy = y * y, zz = z * z;
+    const V xy = x * y, xz = x * z, yz = y * z;
+    const V wx = w * x, wy = w * y, wz = w * z;
+    (sx * (one - two * (yy + zz))).store(out[0] + lane);
+    (sx * (two * (xy + wz))).store(out[1] + lane);
+    (sx * (two * (xz - wy))).store(out[2] + lane);
+    (sy * (two * (xy - wz))).store(out[3] + lane);
+    (sy * (one - two * (xx + zz))).store(out[4] + lane);
+    (sy * (two * (yz + wx))).store(out[5] + lane);
+    (sz * (two * (xz + wy))).store(out[6] + lane);
+    (sz * (two * (yz - wx))).store(out[7] + lane);
+    (sz * (one - two * (xx + yy))).store(out[8] + lane);
+    V::load(p.data(S::translation_x) + i).store(out[9] + lane);
+    V::load(p.data(S::translation_y) + i).store(out[10] + lane);
+    V::load(p.data(S::translation_z) + i).store(out[11] + lane);
+}
+
+/// out = parent * L, where L is the affine matrix in lane `k` of `l` (bottom row 0 0 0 1, so the
+/// product is exact for any parent, projective included). `out` may not alias `parent`.
+inline void mul_affine_scalar(const float* parent, const float (*l)[pose_lane_block], std::size_t k,
+                              float* out) {
+    for (int c = 0; c < 4; ++c) {
+        const float a = l[3 * c][k], b = l[3 * c + 1][k], d = l[3 * c + 2][k];
+        for (int r = 0; r < 4; ++r) {
+            float v = parent[r] * a + parent[4 + r] * b + parent[8 + r] * d;
+            if (c == 3) v += parent[12 + r];
+            out[4 * c + r] = v;
+        }
+    }
+}
+
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+inline __m128 madd4(__m128 a, __m128 b, __m128 c) {
+#if defined(__FMA__)
+    return _mm_fmadd_ps(a, b, c);
+#else
+    return _mm_add_ps(_mm_mul_ps(a, b), c);
+#endif
+}
+
+inline void mul_affine_sse(const float* parent, const float (*l)[pose_lane_block], std::size_t k,
+                           float* out) {
+    const __m128 p0 = _mm_loadu_ps(parent), p1 = _mm_loadu_ps(parent + 4);
+    const __m128 p2 = _mm_loadu_ps(parent + 8), p3 = _mm_loadu_ps(parent + 12);
+    for (int c = 0; c < 4; ++c) {
+        __m128 v = _mm_mul_ps(p0, _mm_set1_ps(l[3 * c][k]));
+        v = madd4(p1, _mm_set1_ps(l[3 * c + 1][k]), v);
+        v = madd4(p2, _mm_set1_ps(l[3 * c + 2][k]), v);
+        if (c == 3) v = _mm_add_ps(v, p3);
+        _mm_storeu_ps(out + 4 * c, v);
+    }
+}
+#endif
+
+/// Model matrices of joints [begin, end). The parent of `begin` is `*first_parent` when given;
+/// otherwise (and for every other joint) model[parent], or `root` for a root.
+template <class V>
+void local_to_model_range(const skeleton& s, const local_pose& local, std::size_t begin,
+                          std::size_t end, const glm::mat4* first_parent, const glm::mat4& root,
+                          glm::mat4* model) {
+    const joint_index* parents = s.parents().data();
+    alignas(64) float affine[12][pose_lane_block];
+    const glm::mat4 root_copy = root;
+    glm::mat4 first_copy = first_parent ? *first_parent : root;
+    for (std::size_t block = begin / pose_lane_block * pose_lane_block; block < end;
+         block += pose_lane_block) {
+        for (std::size_t lane = 0; lane < pose_lane_block; lane += V::width)
+            trs_to_affine<V>(local, block, lane, affine);
+        const std::size_t first = std::max(block, begin);
+        const std::size_t last = std::min(block + pose_lane_block, end);
+        for (std::size_t j = first; j < last; ++j) {
+            const joint_index p = parents[j];
+            const glm::mat4& parent = (j == begin && first_parent) ? first_copy
+                                      : p < 0 ? root_copy
+                                              : model[static_cast<std::size_t>(p)];
+            float* out = &model[j][0][0];
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+            if (V::width > 1) {
+                mul_affine_sse(&parent[0][0], affine, j - block, out);
+                continue;
+            }
+#endif
+            mul_affine_scalar(&parent[0][0], affine, j - block, out);
+        }
+    }
+}
+
+template <class V>
+void local_to_model_whole(const skeleton& s, const local_pose& local, std::vector<glm::mat4>& model,
+                          const glm::mat4& root) {
+    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model: pose and skeleton sizes differ");
+    model.resize(s.size());
+    local_to_model_range<V>(s, local, 0, std::min(local.size(), s.size()), nullptr, root,
+                            model.data());
+}
+
+} // namespace impl
+
+inline void local_to_model(const skeleton& s, const local_pose& local, std::vector<glm::mat4>& model,
+                           const glm::mat4& root) {
+    impl::local_to_model_whole<impl::lanes::native>(s, local, model, root);
+}
+
+inline void local_to_model(const skeleton& s, const std::vector<glm::mat4>& local,
+                           std::vector<glm::mat4>& model, const glm::mat4& root) {
+    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model: pose and skeleton sizes differ");
+    model.resize(s.size());
+    const std::size_t n = std::min(local.size(), s.size());
+    for (std::size_t j = 0; j < n; ++j) {
+        const joint_index p = s.parent(j);
+        model[j] = (p < 0 ? root : model[static_cast<std::size_t>(p)]) * local[j];
+    }
+}
+
+inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
+                                   const glm::mat4& parent_model, std::vector<glm::mat4>& model) {
+    KEYBLEND_ASSERT(joint < s.size(), "local_to_model_subtree: joint out of range");
+    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model_subtree: pose and skeleton sizes differ");
+    if (joint >= s.size()) return;
+    model.resize(s.size());
+    const std::size_t end = std::min(s.subtree_end(joint), local.size());
+    if (joint >= end) return;
+    impl::local_to_model_range<impl::lanes::native>(s, local, joint, end, &parent_model,
+                                                    parent_model, model.data());
+}
+
+inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
+                                   std::vector<glm::mat4>& model) {
+    KEYBLEND_ASSERT(joint < s.size(), "local_to_model_subtree: joint out of range");
+    if (joint >= s.size()) return;
+    model.resize(s.size());
+    const joint_index p = s.parent(joint);
+    const glm::mat4 parent = p < 0 ? glm::mat4(1.0f) : model[static_cast<std::size_t>(p)];
+    local_to_model_subtree(s, joint, local, parent, model);
+}
+
+inline void local_to_model_subtree(const skeleton& s, std::size_t joint,
+                                   const std::vector<glm::mat4>& local,
+                                   const glm::mat4& parent_model, std::vector<glm::mat4>& model) {
+    KEYBLEND_ASSERT(joint < s.size(), "local_to_model_subtree: joint out of range");
+    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model_subtree: pose and skeleton sizes differ");
+    if (joint >= s.size()) return;
+    model.resize(s.size());
+    const std::size_t end = std::min(s.subtree_end(joint), local.size());
+    for (std::size_t j = joint; j < end; ++j) {
+        const joint_index p = s.parent(j);
+        model[j] = (j == joint ? parent_model : model[static_cast<std::size_t>(p)]) * local[j];
+    }
+}
+
+} // namespace keyblend

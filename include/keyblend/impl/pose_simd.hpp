@@ -1,0 +1,186 @@
+// keyblend — the lane types the pose kernels (sampling, blending, local-to-model) are written
+// against. Internal: namespace keyblend::impl::lanes.
+//
+// SPDX-License-Identifier: MIT
+//
+// Each kernel is a template over a lane type V holding V::width floats, one joint per lane, over
+// structure-of-arrays streams padded to `pose_lane_block` (8) joints:
+// - lanes::f1   one float. Always compiled: the scalar reference path, and what
+//               KEYBLEND_NO_INTRINSICS selects.
+// - lanes::f4   SSE2 (x86-64 baseline), __m128.
+// - lanes::f8   AVX2 + FMA, __m256.
+// `lanes::native` is the widest one the compiler targets (chosen at compile time from __AVX2__,
+// __FMA__, __SSE2__; never at run time). The operations have the same semantics in every type:
+// `max(a, b)` is `a > b ? a : b` (so a NaN in either gives b, as maxps does), `select(m, a, b)`
+// takes a where m is set. `fmadd(a, b, c)` is a * b + c, fused on f8 (so f8 and f1 results may
+// differ in the last bit; the tests compare within a tolerance). A NEON type would slot in the same
+// way (vld1q_f32, vfmaq_f32, vbslq_f32) but is not written: no ARM machine to test it on.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#if !defined(KEYBLEND_NO_INTRINSICS)
+#if defined(__AVX2__) && defined(__FMA__)
+#define KEYBLEND_LANES_AVX2 1
+#include <immintrin.h>
+#elif defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#define KEYBLEND_LANES_SSE2 1
+#include <emmintrin.h>
+#endif
+#endif
+
+namespace keyblend {
+
+/// Pose streams are padded to a multiple of this many joints, so every lane type divides them.
+inline constexpr std::size_t pose_lane_block = 8;
+
+namespace impl {
+namespace lanes {
+
+// ---------------------------------------------------------------------------------------------
+// f1: the scalar reference.
+// ---------------------------------------------------------------------------------------------
+struct m1 {
+    bool v;
+};
+struct f1 {
+    static constexpr std::size_t width = 1;
+    using mask = m1;
+    float v;
+    static f1 load(const float* p) { return {*p}; }
+    static f1 set1(float x) { return {x}; }
+    void store(float* p) const { *p = v; }
+};
+inline f1 operator+(f1 a, f1 b) { return {a.v + b.v}; }
+inline f1 operator-(f1 a, f1 b) { return {a.v - b.v}; }
+inline f1 operator*(f1 a, f1 b) { return {a.v * b.v}; }
+inline f1 operator/(f1 a, f1 b) { return {a.v / b.v}; }
+inline f1 operator-(f1 a) { return {-a.v}; }
+inline f1 fmadd(f1 a, f1 b, f1 c) { return {a.v * b.v + c.v}; }
+inline f1 min(f1 a, f1 b) { return {a.v < b.v ? a.v : b.v}; }
+inline f1 max(f1 a, f1 b) { return {a.v > b.v ? a.v : b.v}; }
+inline f1 sqrt(f1 a) { return {std::sqrt(a.v)}; }
+inline m1 operator<(f1 a, f1 b) { return {a.v < b.v}; }
+inline m1 operator<=(f1 a, f1 b) { return {a.v <= b.v}; }
+inline m1 operator>(f1 a, f1 b) { return {a.v > b.v}; }
+inline m1 operator>=(f1 a, f1 b) { return {a.v >= b.v}; }
+inline m1 operator==(f1 a, f1 b) { return {a.v == b.v}; }
+inline m1 operator!=(f1 a, f1 b) { return {a.v != b.v}; }
+inline m1 operator&(m1 a, m1 b) { return {a.v && b.v}; }
+inline m1 operator|(m1 a, m1 b) { return {a.v || b.v}; }
+inline m1 operator!(m1 a) { return {!a.v}; }
+inline f1 select(m1 m, f1 a, f1 b) { return m.v ? a : b; }
+/// Bit i set when lane i of the mask is set.
+inline unsigned bits(m1 m) { return m.v ? 1u : 0u; }
+/// a with its sign flipped where the sign bit of s is set (s may be -0).
+inline f1 flip_sign(f1 a, f1 s) { return {std::signbit(s.v) ? -a.v : a.v}; }
+
+// ---------------------------------------------------------------------------------------------
+// f4: SSE2.
+// ---------------------------------------------------------------------------------------------
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+struct m4 {
+    __m128 v;
+};
+struct f4 {
+    static constexpr std::size_t width = 4;
+    using mask = m4;
+    __m128 v;
+    static f4 load(const float* p) { return {_mm_loadu_ps(p)}; }
+    static f4 set1(float x) { return {_mm_set1_ps(x)}; }
+    void store(float* p) const { _mm_storeu_ps(p, v); }
+};
+inline f4 operator+(f4 a, f4 b) { return {_mm_add_ps(a.v, b.v)}; }
+inline f4 operator-(f4 a, f4 b) { return {_mm_sub_ps(a.v, b.v)}; }
+inline f4 operator*(f4 a, f4 b) { return {_mm_mul_ps(a.v, b.v)}; }
+inline f4 operator/(f4 a, f4 b) { return {_mm_div_ps(a.v, b.v)}; }
+inline f4 operator-(f4 a) { return {_mm_xor_ps(a.v, _mm_set1_ps(-0.0f))}; }
+inline f4 fmadd(f4 a, f4 b, f4 c) {
+#if defined(__FMA__)
+    return {_mm_fmadd_ps(a.v, b.v, c.v)};
+#else
+    return {_mm_add_ps(_mm_mul_ps(a.v, b.v), c.v)};
+#endif
+}
+inline f4 min(f4 a, f4 b) { return {_mm_min_ps(a.v, b.v)}; }
+inline f4 max(f4 a, f4 b) { return {_mm_max_ps(a.v, b.v)}; }
+inline f4 sqrt(f4 a) { return {_mm_sqrt_ps(a.v)}; }
+inline m4 operator<(f4 a, f4 b) { return {_mm_cmplt_ps(a.v, b.v)}; }
+inline m4 operator<=(f4 a, f4 b) { return {_mm_cmple_ps(a.v, b.v)}; }
+inline m4 operator>(f4 a, f4 b) { return {_mm_cmpgt_ps(a.v, b.v)}; }
+inline m4 operator>=(f4 a, f4 b) { return {_mm_cmpge_ps(a.v, b.v)}; }
+inline m4 operator==(f4 a, f4 b) { return {_mm_cmpeq_ps(a.v, b.v)}; }
+inline m4 operator!=(f4 a, f4 b) { return {_mm_cmpneq_ps(a.v, b.v)}; }
+inline m4 operator&(m4 a, m4 b) { return {_mm_and_ps(a.v, b.v)}; }
+inline m4 operator|(m4 a, m4 b) { return {_mm_or_ps(a.v, b.v)}; }
+inline m4 operator!(m4 a) { return {_mm_xor_ps(a.v, _mm_castsi128_ps(_mm_set1_epi32(-1)))}; }
+inline f4 select(m4 m, f4 a, f4 b) {
+    return {_mm_or_ps(_mm_and_ps(m.v, a.v), _mm_andnot_ps(m.v, b.v))};
+}
+inline unsigned bits(m4 m) { return static_cast<unsigned>(_mm_movemask_ps(m.v)); }
+inline f4 flip_sign(f4 a, f4 s) {
+    return {_mm_xor_ps(a.v, _mm_and_ps(s.v, _mm_set1_ps(-0.0f)))};
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// f8: AVX2 + FMA.
+// ---------------------------------------------------------------------------------------------
+#if defined(KEYBLEND_LANES_AVX2)
+struct m8 {
+    __m256 v;
+};
+struct f8 {
+    static constexpr std::size_t width = 8;
+    using mask = m8;
+    __m256 v;
+    static f8 load(const float* p) { return {_mm256_loadu_ps(p)}; }
+    static f8 set1(float x) { return {_mm256_set1_ps(x)}; }
+    void store(float* p) const { _mm256_storeu_ps(p, v); }
+};
+inline f8 operator+(f8 a, f8 b) { return {_mm256_add_ps(a.v, b.v)}; }
+inline f8 operator-(f8 a, f8 b) { return {_mm256_sub_ps(a.v, b.v)}; }
+inline f8 operator*(f8 a, f8 b) { return {_mm256_mul_ps(a.v, b.v)}; }
+inline f8 operator/(f8 a, f8 b) { return {_mm256_div_ps(a.v, b.v)}; }
+inline f8 operator-(f8 a) { return {_mm256_xor_ps(a.v, _mm256_set1_ps(-0.0f))}; }
+inline f8 fmadd(f8 a, f8 b, f8 c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
+inline f8 min(f8 a, f8 b) { return {_mm256_min_ps(a.v, b.v)}; }
+inline f8 max(f8 a, f8 b) { return {_mm256_max_ps(a.v, b.v)}; }
+inline f8 sqrt(f8 a) { return {_mm256_sqrt_ps(a.v)}; }
+inline m8 operator<(f8 a, f8 b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_LT_OQ)}; }
+inline m8 operator<=(f8 a, f8 b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_LE_OQ)}; }
+inline m8 operator>(f8 a, f8 b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_GT_OQ)}; }
+inline m8 operator>=(f8 a, f8 b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_GE_OQ)}; }
+inline m8 operator==(f8 a, f8 b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_EQ_OQ)}; }
+inline m8 operator!=(f8 a, f8 b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_NEQ_UQ)}; }
+inline m8 operator&(m8 a, m8 b) { return {_mm256_and_ps(a.v, b.v)}; }
+inline m8 operator|(m8 a, m8 b) { return {_mm256_or_ps(a.v, b.v)}; }
+inline m8 operator!(m8 a) { return {_mm256_xor_ps(a.v, _mm256_castsi256_ps(_mm256_set1_epi32(-1)))}; }
+inline f8 select(m8 m, f8 a, f8 b) { return {_mm256_blendv_ps(b.v, a.v, m.v)}; }
+inline unsigned bits(m8 m) { return static_cast<unsigned>(_mm256_movemask_ps(m.v)); }
+inline f8 flip_sign(f8 a, f8 s) {
+    return {_mm256_xor_ps(a.v, _mm256_and_ps(s.v, _mm256_set1_ps(-0.0f)))};
+}
+#endif
+
+#if defined(KEYBLEND_LANES_AVX2)
+using native = f8;
+#elif defined(KEYBLEND_LANES_SSE2)
+using native = f4;
+#else
+using native = f1;
+#endif
+
+// Shared helpers over any lane type.
+template <class V>
+V clamp01(V x) {
+    // max first: a NaN x gives 0 (max returns its second operand), then min keeps it.
+    return min(max(x, V::set1(0.0f)), V::set1(1.0f));
+}
+
+} // namespace lanes
+} // namespace impl
+} // namespace keyblend

@@ -1,0 +1,244 @@
+#include <keyblend/pose.hpp>
+
+#include "helpers.hpp"
+
+#include <glm/gtc/matrix_transform.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace keyblend;
+using kbtest::bit_equal;
+using kbtest::max_abs_diff;
+
+namespace {
+
+transform random_transform(kbtest::rng& rng) {
+    return transform{rng.vec3(-2, 2), rng.rotation(), rng.vec3(0.5f, 1.5f)};
+}
+
+// A random tree of n joints in pre-order (each parent a random earlier joint, or a root).
+skeleton random_skeleton(std::size_t n, std::uint32_t seed) {
+    kbtest::rng rng(seed);
+    std::vector<joint_desc> in(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        in[i].name = "j" + std::to_string(i);
+        in[i].parent = (i == 0 || rng.integer(0, 9) == 0) ? -1 : rng.integer(0, int(i) - 1);
+        in[i].bind_local = to_matrix(random_transform(rng));
+    }
+    return skeleton::from_parents(in).value();
+}
+
+local_pose random_pose(std::size_t n, std::uint32_t seed) {
+    kbtest::rng rng(seed);
+    local_pose p(n);
+    for (std::size_t j = 0; j < n; ++j) p.set(j, random_transform(rng));
+    return p;
+}
+
+// The plain reference: GLM's product, parent first.
+std::vector<glm::mat4> reference_model(const skeleton& s, const local_pose& p, const glm::mat4& root) {
+    std::vector<glm::mat4> m(s.size());
+    for (std::size_t j = 0; j < s.size(); ++j) {
+        const joint_index q = s.parent(j);
+        m[j] = (q < 0 ? root : m[std::size_t(q)]) * to_matrix(p.get(j));
+    }
+    return m;
+}
+
+float relative_error(const glm::mat4& a, const glm::mat4& b) {
+    float scale = 1.0f;
+    for (int c = 0; c < 4; ++c)
+        for (int r = 0; r < 4; ++r) scale = std::max(scale, std::fabs(b[c][r]));
+    return max_abs_diff(a, b) / scale;
+}
+
+bool padding_is_identity(const local_pose& p) {
+    for (std::size_t j = p.size(); j < p.padded_size(); ++j)
+        for (unsigned s = 0; s < local_pose::stream_count; ++s) {
+            const float expect = (s == local_pose::rotation_w || s >= local_pose::scale_x) ? 1.0f : 0.0f;
+            if (p.data(local_pose::stream(s))[j] != expect) return false;
+        }
+    return true;
+}
+
+} // namespace
+
+TEST_CASE("local_pose: identity on construction, get/set, padding kept at the identity") {
+    CHECK(local_pose{}.empty());
+    for (std::size_t n : {1u, 7u, 8u, 9u, 67u}) {
+        local_pose p(n);
+        CHECK(p.size() == n);
+        CHECK(p.padded_size() % pose_lane_block == 0);
+        CHECK(p.padded_size() >= n);
+        CHECK(p.padded_size() < n + pose_lane_block);
+        for (unsigned s = 0; s < local_pose::stream_count; ++s)
+            CHECK(reinterpret_cast<std::uintptr_t>(p.data(local_pose::stream(s))) % 64 == 0);
+        CHECK(bit_equal(p.get(n - 1), transform{}));
+        CHECK(padding_is_identity(p));
+        kbtest::rng rng(1);
+        std::vector<transform> t(n);
+        for (std::size_t j = 0; j < n; ++j) p.set(j, t[j] = random_transform(rng));
+        for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(p.get(j), t[j]));
+        CHECK(padding_is_identity(p));
+    }
+}
+
+TEST_CASE("local_pose: resize keeps joints, new ones and the padding are the identity") {
+    local_pose p = random_pose(5, 2);
+    const transform j3 = p.get(3);
+    p.resize(3); // shrink: joints 3, 4 become padding
+    CHECK(padding_is_identity(p));
+    p.resize(20); // grow past the allocation
+    CHECK(bit_equal(p.get(2), random_pose(5, 2).get(2)));
+    CHECK(bit_equal(p.get(3), transform{}));
+    CHECK(bit_equal(p.get(19), transform{}));
+    CHECK(padding_is_identity(p));
+    CHECK_FALSE(bit_equal(j3, transform{}));
+}
+
+TEST_CASE("local_pose: copies are deep, moves are cheap") {
+    const local_pose a = random_pose(11, 3);
+    local_pose b = a;
+    b.set(0, transform{});
+    CHECK_FALSE(bit_equal(a.get(0), b.get(0)));
+    CHECK(bit_equal(a.get(10), b.get(10)));
+    local_pose c(40);
+    c = a; // into a larger allocation
+    CHECK(c.size() == 11);
+    CHECK(bit_equal(c.get(5), a.get(5)));
+    CHECK(padding_is_identity(c));
+    const float* stream = c.data(local_pose::translation_x);
+    local_pose d = std::move(c);
+    CHECK(d.data(local_pose::translation_x) == stream);
+    c = local_pose(2); // a moved-from pose can be assigned again
+    CHECK(c.size() == 2);
+}
+
+TEST_CASE("out-of-range joints are a precondition failure (asserted in tests)") {
+    local_pose p(3);
+    CHECK_THROWS_AS(p.get(3), assertion_failure);
+    CHECK_THROWS_AS(p.set(3, transform{}), assertion_failure);
+}
+
+TEST_CASE("reset to the bind pose: TRS and local matrices (the seeds' Reset)") {
+    const skeleton s = random_skeleton(13, 4);
+    local_pose p = random_pose(2, 5);
+    reset_to_bind(s, p);
+    REQUIRE(p.size() == 13);
+    for (std::size_t j = 0; j < s.size(); ++j) CHECK(bit_equal(p.get(j), s.bind_transforms()[j]));
+    const local_pose q(s);
+    for (std::size_t j = 0; j < s.size(); ++j) CHECK(bit_equal(q.get(j), s.bind_transforms()[j]));
+    std::vector<glm::mat4> m(1, glm::mat4(NAN));
+    reset_to_bind(s, m);
+    REQUIRE(m.size() == 13);
+    for (std::size_t j = 0; j < s.size(); ++j) CHECK(bit_equal(m[j], s.bind_local()[j]));
+}
+
+TEST_CASE("local pose <-> local matrices") {
+    const local_pose p = random_pose(9, 6);
+    std::vector<glm::mat4> m;
+    to_local_matrices(p, m);
+    REQUIRE(m.size() == 9);
+    for (std::size_t j = 0; j < 9; ++j) CHECK(bit_equal(m[j], to_matrix(p.get(j))));
+    local_pose back;
+    to_local_pose(m, back);
+    REQUIRE(back.size() == 9);
+    for (std::size_t j = 0; j < 9; ++j) CHECK(max_abs_diff(to_matrix(back.get(j)), m[j]) < 1e-5f);
+}
+
+TEST_CASE("local_to_model equals GLM's parent * T*R*S, on every lane path") {
+    kbtest::rng rng(7);
+    for (std::size_t n : {1u, 2u, 7u, 8u, 9u, 16u, 67u, 200u}) {
+        const skeleton s = random_skeleton(n, std::uint32_t(n));
+        const local_pose p = random_pose(n, std::uint32_t(n) + 1);
+        glm::mat4 root = to_matrix(random_transform(rng));
+        if (n == 9) root[0][3] = 0.25f; // a projective root works too
+        const std::vector<glm::mat4> ref = reference_model(s, p, root);
+        std::vector<glm::mat4> fast, scalar;
+        local_to_model(s, p, fast, root);
+        impl::local_to_model_whole<impl::lanes::f1>(s, p, scalar, root);
+        REQUIRE(fast.size() == n);
+        float worst = 0, worst_scalar = 0, worst_paths = 0;
+        for (std::size_t j = 0; j < n; ++j) {
+            worst = std::max(worst, relative_error(fast[j], ref[j]));
+            worst_scalar = std::max(worst_scalar, relative_error(scalar[j], ref[j]));
+            worst_paths = std::max(worst_paths, relative_error(fast[j], scalar[j]));
+        }
+        CHECK(worst < 2e-5f);
+        CHECK(worst_scalar < 2e-5f);
+        CHECK(worst_paths < 2e-5f);
+#if defined(KEYBLEND_LANES_AVX2) || defined(KEYBLEND_LANES_SSE2)
+        std::vector<glm::mat4> four;
+        impl::local_to_model_whole<impl::lanes::f4>(s, p, four, root);
+        for (std::size_t j = 0; j < n; ++j) CHECK(relative_error(four[j], scalar[j]) < 2e-5f);
+#endif
+    }
+}
+
+TEST_CASE("local_to_model from local matrices: the seeds' UpdateHierarchy") {
+    const skeleton s = random_skeleton(30, 8);
+    const local_pose p = random_pose(30, 9);
+    std::vector<glm::mat4> local, model;
+    to_local_matrices(p, local);
+    const glm::mat4 root = glm::translate(glm::mat4(1), glm::vec3(1, 2, 3));
+    local_to_model(s, local, model, root);
+    REQUIRE(model.size() == 30);
+    // D3DXFRAME_EX::UpdateHierarchy: matCombined = TransformationMatrix * parent (D3DX order),
+    // which is parent * local in GLM's; children recurse, siblings share the parent.
+    for (std::size_t j = 0; j < s.size(); ++j) {
+        const joint_index q = s.parent(j);
+        CHECK(bit_equal(model[j], (q < 0 ? root : model[std::size_t(q)]) * local[j]));
+    }
+    std::vector<glm::mat4> from_trs;
+    local_to_model(s, p, from_trs, root);
+    for (std::size_t j = 0; j < s.size(); ++j) CHECK(relative_error(model[j], from_trs[j]) < 2e-5f);
+}
+
+TEST_CASE("a sub-tree is recomputed alone, from its parent's matrix or a given one") {
+    const skeleton s = random_skeleton(67, 10);
+    const local_pose p = random_pose(67, 11);
+    std::vector<glm::mat4> full;
+    local_to_model(s, p, full);
+    for (std::size_t joint : {0u, 1u, 5u, 13u, 40u, 66u}) {
+        const glm::mat4 sentinel(12345.0f);
+        std::vector<glm::mat4> model = full;
+        for (std::size_t j = joint; j < s.subtree_end(joint); ++j) model[j] = sentinel;
+        local_to_model_subtree(s, joint, p, model);
+        for (std::size_t j = 0; j < s.size(); ++j) CHECK(relative_error(model[j], full[j]) < 1e-6f);
+
+        // With an explicit parent matrix, and everything outside the sub-tree left alone.
+        std::vector<glm::mat4> only(s.size(), sentinel);
+        const glm::mat4 parent = glm::scale(glm::mat4(1), glm::vec3(2));
+        local_to_model_subtree(s, joint, p, parent, only);
+        for (std::size_t j = 0; j < s.size(); ++j) {
+            if (!s.is_in_subtree(j, joint)) {
+                CHECK(bit_equal(only[j], sentinel));
+                continue;
+            }
+            // model = parent * (the chain from joint down to j)
+            const joint_index q = s.parent(j);
+            const glm::mat4 above = j == joint ? parent : only[std::size_t(q)];
+            CHECK(relative_error(only[j], above * to_matrix(p.get(j))) < 2e-5f);
+        }
+        // The same for local matrices.
+        std::vector<glm::mat4> local, mm(s.size(), sentinel);
+        to_local_matrices(p, local);
+        local_to_model_subtree(s, joint, local, parent, mm);
+        for (std::size_t j = 0; j < s.size(); ++j) {
+            if (!s.is_in_subtree(j, joint))
+                CHECK(bit_equal(mm[j], sentinel));
+            else
+                CHECK(relative_error(mm[j], only[j]) < 2e-5f);
+        }
+    }
+}
+
+TEST_CASE("local_to_model size mismatches are precondition failures (asserted in tests)") {
+    const skeleton s = random_skeleton(5, 12);
+    std::vector<glm::mat4> model;
+    CHECK_THROWS_AS(local_to_model(s, local_pose(4), model), assertion_failure);
+    CHECK_THROWS_AS(local_to_model(s, std::vector<glm::mat4>(6), model), assertion_failure);
+    CHECK_THROWS_AS(local_to_model_subtree(s, 5, local_pose(5), model), assertion_failure);
+}
