@@ -2,6 +2,8 @@
 #pragma once
 
 #include <keyblend/math.hpp>
+#include <keyblend/pose.hpp>
+#include <keyblend/skeleton.hpp>
 
 #include <doctest/doctest.h>
 
@@ -14,6 +16,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace kbtest {
 
@@ -70,6 +73,56 @@ public:
 private:
     std::mt19937 engine_;
 };
+
+inline keyblend::transform random_transform(rng& r) {
+    return keyblend::transform{r.vec3(-2, 2), r.rotation(), r.vec3(0.5f, 1.5f)};
+}
+
+/// A random tree of n joints in pre-order (each parent a random earlier joint, or a root), named
+/// j0, j1, ..., with random bind poses.
+inline keyblend::skeleton random_skeleton(std::size_t n, std::uint32_t seed) {
+    rng r(seed);
+    std::vector<keyblend::joint_desc> in(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        in[i].name = "j" + std::to_string(i);
+        in[i].parent = (i == 0 || r.integer(0, 9) == 0) ? -1 : r.integer(0, int(i) - 1);
+        in[i].bind_local = keyblend::to_matrix(random_transform(r));
+    }
+    return keyblend::skeleton::from_parents(in).value();
+}
+
+inline keyblend::local_pose random_pose(std::size_t n, std::uint32_t seed) {
+    rng r(seed);
+    keyblend::local_pose p(n);
+    for (std::size_t j = 0; j < n; ++j) p.set(j, random_transform(r));
+    return p;
+}
+
+/// The padding lanes of a pose hold the identity (kernels must keep them so).
+inline bool padding_is_identity(const keyblend::local_pose& p) {
+    using keyblend::local_pose;
+    for (std::size_t j = p.size(); j < p.padded_size(); ++j)
+        for (unsigned s = 0; s < local_pose::stream_count; ++s) {
+            const float expect = (s == local_pose::rotation_w || s >= local_pose::scale_x) ? 1.0f : 0.0f;
+            if (p.data(local_pose::stream(s))[j] != expect) return false;
+        }
+    return true;
+}
+
+/// Every component of two transforms, as given (q and -q differ).
+inline float max_abs_diff(const keyblend::transform& a, const keyblend::transform& b) {
+    return std::max(std::max(max_abs_diff(a.translation, b.translation),
+                             max_abs_diff(a.rotation, b.rotation)),
+                    max_abs_diff(a.scale, b.scale));
+}
+inline bool bit_equal_transform(const keyblend::transform& a, const keyblend::transform& b) {
+    return bit_equal(a.translation, b.translation) && bit_equal(a.rotation, b.rotation) &&
+           bit_equal(a.scale, b.scale);
+}
+
+/// Heap allocations made by this thread so far (operator new, counted in alloc_counter.cpp): a
+/// test takes the difference around a call to prove the call does not allocate.
+std::size_t allocation_count();
 
 /// Path of a file under ../shared/data/x, or nothing when the data folder is absent. Absent data
 /// makes the calling test print KEYBLEND-SKIP (ctest reports it as skipped), unless the

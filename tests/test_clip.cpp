@@ -5,6 +5,7 @@
 #include <glm/gtc/matrix_transform.hpp>
 #include <glm/gtc/type_ptr.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -266,4 +267,293 @@ TEST_CASE("sample_local_matrices reports a channel whose joint is out of range, 
     CHECK(st.error().index == 0);
     REQUIRE(local.size() == 3);
     CHECK(glm::vec3(local[1][3]) == glm::vec3(7));
+}
+
+// ---------------------------------------------------------------------------------------------
+// sample_clip: a whole clip into a local_pose, through a sampling_context
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// 13 joints (a block of 8 and a partial one) with every kind of channel:
+//   j0 T+R+S at independent key times   j1 R only (slerp)     j2 R only, nlerp
+//   j3 T only, step                     j4 no channel         j5 matrix keys
+//   j6 S only, one key                  j7 T+R, keys after 0  j8 matrix keys, step
+//   j9..j12 T+R+S (the partial block)   and j10 has no channel
+struct sample_fixture {
+    skeleton s = kbtest::random_skeleton(13, 99);
+    clip c;
+
+    sample_fixture() {
+        kbtest::rng rng(5);
+        const auto times = [&](int n, float start) {
+            std::vector<float> t;
+            float at = start;
+            for (int k = 0; k < n; ++k) {
+                t.push_back(at);
+                at += rng.uniform(5.0f, 60.0f);
+            }
+            return t;
+        };
+        const auto add = [&](std::size_t joint, bool t, bool r, bool sc, int keys, float start) {
+            channel ch;
+            ch.joint = joint;
+            if (t)
+                for (float k : times(keys, start)) ch.translation.push_back(k, rng.vec3(-2, 2));
+            if (r)
+                for (float k : times(keys + 1, start)) ch.rotation.push_back(k, rng.rotation());
+            if (sc)
+                for (float k : times(keys + 2, start)) ch.scale.push_back(k, rng.vec3(0.5f, 2));
+            c.channels.push_back(ch);
+            return c.channels.size() - 1;
+        };
+        add(0, true, true, true, 6, 0);
+        add(1, false, true, false, 5, 0);
+        c.channels[add(2, false, true, false, 5, 10)].rotation.set_mode(interpolation::nlerp);
+        c.channels[add(3, true, false, false, 5, 0)].translation.set_mode(interpolation::step);
+        for (std::size_t j : {5u, 8u}) {
+            channel ch;
+            ch.joint = j;
+            for (float k : times(5, 0)) ch.matrix.push_back(k, to_matrix(kbtest::random_transform(rng)));
+            if (j == 8) ch.matrix.set_mode(interpolation::step);
+            c.channels.push_back(ch);
+        }
+        channel one;
+        one.joint = 6;
+        one.scale.push_back(40.0f, glm::vec3(2, 3, 4));
+        c.channels.push_back(one);
+        add(7, true, true, false, 4, 30);
+        for (std::size_t j : {9u, 11u, 12u}) add(j, true, true, true, 7, 0);
+        c.duration = last_key_time(c);
+        REQUIRE(validate_clip(c, s));
+    }
+
+    // What sample_clip must give: sample_track per component, the bind pose where nothing is keyed,
+    // matrix keys decomposed.
+    transform expected(std::size_t j, float time) const {
+        transform t = s.bind_transforms()[j];
+        for (const channel& ch : c.channels) {
+            if (ch.joint != j) continue;
+            if (ch.has_matrix()) {
+                matrix_track<float> m = ch.matrix;
+                if (m.mode() != interpolation::step) m.set_mode(interpolation::decomposed);
+                const key_interval k = locate_keys(m, time);
+                const transform a = to_transform(m.value(k.first)), b = to_transform(m.value(k.second));
+                if (k.alpha == 0.0f || m.mode() == interpolation::step) return a;
+                return transform{lerp(a.translation, b.translation, k.alpha),
+                                 slerp(a.rotation, b.rotation, k.alpha), lerp(a.scale, b.scale, k.alpha)};
+            }
+            if (!ch.translation.empty()) t.translation = sample_track(ch.translation, time);
+            if (!ch.rotation.empty()) t.rotation = sample_track(ch.rotation, time);
+            if (!ch.scale.empty()) t.scale = sample_track(ch.scale, time);
+        }
+        return t;
+    }
+
+    std::vector<float> key_times() const {
+        std::vector<float> out;
+        for (const channel& ch : c.channels) {
+            for (float t : ch.translation.times()) out.push_back(t);
+            for (float t : ch.rotation.times()) out.push_back(t);
+            for (float t : ch.scale.times()) out.push_back(t);
+            for (float t : ch.matrix.times()) out.push_back(t);
+        }
+        return out;
+    }
+};
+
+template <class V>
+status sample_with(const sample_fixture& f, float time, sampling_context& ctx, local_pose& out) {
+    return impl::clip_sampler::sample<V>(f.c, f.s, time, ctx, out);
+}
+
+// Checks one lane path over a playback order: equal to the reference within `tolerance`, and bit
+// for bit at key times.
+template <class V>
+void check_playback(const sample_fixture& f, const std::vector<float>& times) {
+    sampling_context ctx;
+    local_pose out;
+    const std::vector<float> keys = f.key_times();
+    float worst = 0.0f;
+    for (float time : times) {
+        REQUIRE(sample_with<V>(f, time, ctx, out));
+        REQUIRE(out.size() == f.s.size());
+        for (std::size_t j = 0; j < f.s.size(); ++j) {
+            const transform want = f.expected(j, time);
+            const transform got = out.get(j);
+            worst = std::max(worst, kbtest::max_abs_diff(got, want));
+            // At a key time, the components keyed there are the key's values, bit for bit.
+            if (std::find(keys.begin(), keys.end(), time) != keys.end()) {
+                for (const channel& ch : f.c.channels) {
+                    if (ch.joint != j || ch.has_matrix()) continue;
+                    const auto at_key = [&](const auto& tr) {
+                        return std::find(tr.times().begin(), tr.times().end(), time) != tr.times().end();
+                    };
+                    if (at_key(ch.translation)) CHECK(bit_equal(got.translation, want.translation));
+                    if (at_key(ch.rotation)) CHECK(bit_equal(got.rotation, want.rotation));
+                    if (at_key(ch.scale)) CHECK(bit_equal(got.scale, want.scale));
+                }
+            }
+        }
+        CHECK(kbtest::padding_is_identity(out));
+    }
+    CHECK(worst < 2e-6f);
+}
+
+template <class V>
+void check_every_playback(const sample_fixture& f) {
+    std::vector<float> forward, exact = f.key_times();
+    for (float t = -10.0f; t < f.c.duration + 20.0f; t += 1.0f / 3.0f) forward.push_back(t);
+    std::vector<float> backward(forward.rbegin(), forward.rend());
+    std::vector<float> jumps;
+    kbtest::rng rng(17);
+    for (int i = 0; i < 300; ++i) jumps.push_back(rng.uniform(-5.0f, f.c.duration + 5.0f));
+    std::sort(exact.begin(), exact.end());
+    SUBCASE("forward") { check_playback<V>(f, forward); }
+    SUBCASE("backward") { check_playback<V>(f, backward); }
+    SUBCASE("random jumps") { check_playback<V>(f, jumps); }
+    SUBCASE("exactly at every key, in order") { check_playback<V>(f, exact); }
+}
+
+} // namespace
+
+TEST_CASE("sample_clip equals sample_track per component: scalar reference path") {
+    const sample_fixture f;
+    check_every_playback<impl::lanes::f1>(f);
+}
+
+#if defined(KEYBLEND_LANES_AVX2) || defined(KEYBLEND_LANES_SSE2)
+TEST_CASE("sample_clip equals sample_track per component: SSE2 path") {
+    const sample_fixture f;
+    check_every_playback<impl::lanes::f4>(f);
+}
+#endif
+
+TEST_CASE("sample_clip equals sample_track per component: native path (what sample_clip uses)") {
+    const sample_fixture f;
+    check_every_playback<impl::lanes::native>(f);
+    SUBCASE("and the public function is that path") {
+        sampling_context a, b;
+        local_pose pa, pb;
+        for (float t : {0.0f, 17.5f, 100.25f}) {
+            REQUIRE(sample_clip(f.c, f.s, t, a, pa));
+            REQUIRE(sample_with<impl::lanes::native>(f, t, b, pb));
+            for (std::size_t j = 0; j < f.s.size(); ++j)
+                CHECK(kbtest::bit_equal_transform(pa.get(j), pb.get(j)));
+        }
+    }
+}
+
+TEST_CASE("sample_clip: the bind pose where nothing is keyed, bit for bit") {
+    const sample_fixture f;
+    sampling_context ctx;
+    local_pose out;
+    REQUIRE(sample_clip(f.c, f.s, 25.0f, ctx, out));
+    // j4 and j10 have no channel; j1 keys only rotation, j3 only translation, j6 only scale.
+    for (std::size_t j : {4u, 10u}) CHECK(kbtest::bit_equal_transform(out.get(j), f.s.bind_transforms()[j]));
+    CHECK(bit_equal(out.get(1).translation, f.s.bind_transforms()[1].translation));
+    CHECK(bit_equal(out.get(1).scale, f.s.bind_transforms()[1].scale));
+    CHECK(bit_equal(out.get(3).rotation, f.s.bind_transforms()[3].rotation));
+    CHECK(bit_equal(out.get(6).rotation, f.s.bind_transforms()[6].rotation));
+    CHECK(bit_equal(out.get(6).scale, glm::vec3(2, 3, 4))); // one key: held at every time
+}
+
+TEST_CASE("sample_clip: NaN samples the first keys, infinities the ends") {
+    const sample_fixture f;
+    sampling_context ctx;
+    local_pose nan_pose, first_pose, inf_pose, last_pose;
+    REQUIRE(sample_clip(f.c, f.s, NAN, ctx, nan_pose));
+    REQUIRE(sample_clip(f.c, f.s, -1e30f, ctx, first_pose));
+    REQUIRE(sample_clip(f.c, f.s, INFINITY, ctx, inf_pose));
+    REQUIRE(sample_clip(f.c, f.s, 1e30f, ctx, last_pose));
+    for (std::size_t j = 0; j < f.s.size(); ++j) {
+        CHECK(kbtest::bit_equal_transform(nan_pose.get(j), first_pose.get(j)));
+        CHECK(kbtest::bit_equal_transform(inf_pose.get(j), last_pose.get(j)));
+        CHECK(is_finite(nan_pose.get(j).rotation));
+    }
+    REQUIRE(sample_clip(f.c, f.s, -INFINITY, ctx, inf_pose));
+    for (std::size_t j = 0; j < f.s.size(); ++j)
+        CHECK(kbtest::bit_equal_transform(inf_pose.get(j), first_pose.get(j)));
+}
+
+TEST_CASE("sampling contexts: many instances of one clip, rebinding, copies") {
+    const sample_fixture f;
+    sample_fixture other;
+    other.c.channels.resize(3);
+    sampling_context a, b;
+    local_pose pa, pb, fresh;
+    // Two instances at different times, interleaved, each equal to a fresh context's result.
+    for (int frame = 0; frame < 40; ++frame) {
+        const float ta = float(frame) * 3.0f, tb = 200.0f - float(frame) * 5.0f;
+        REQUIRE(sample_clip(f.c, f.s, ta, a, pa));
+        REQUIRE(sample_clip(f.c, f.s, tb, b, pb));
+        sampling_context once;
+        REQUIRE(sample_clip(f.c, f.s, tb, once, fresh));
+        for (std::size_t j = 0; j < f.s.size(); ++j) CHECK(kbtest::bit_equal_transform(pb.get(j), fresh.get(j)));
+    }
+    CHECK(a.bound_clip() == &f.c);
+    // Given another clip, a context rebinds.
+    REQUIRE(sample_clip(other.c, other.s, 50.0f, a, pa));
+    CHECK(a.bound_clip() == &other.c);
+    for (std::size_t j = 0; j < other.s.size(); ++j)
+        CHECK(kbtest::max_abs_diff(pa.get(j), other.expected(j, 50.0f)) < 2e-6f);
+    // A copy carries on where its original was.
+    sampling_context copy = a;
+    REQUIRE(sample_clip(other.c, other.s, 51.0f, copy, pb));
+    REQUIRE(sample_clip(other.c, other.s, 51.0f, a, pa));
+    for (std::size_t j = 0; j < other.s.size(); ++j) CHECK(kbtest::bit_equal_transform(pa.get(j), pb.get(j)));
+    // reset() forgets the binding.
+    a.reset();
+    CHECK(a.bound_clip() == nullptr);
+}
+
+TEST_CASE("sample_clip does not allocate once the context is bound and the pose sized") {
+    const sample_fixture f;
+    sampling_context ctx;
+    local_pose out;
+    REQUIRE(sample_clip(f.c, f.s, 0.0f, ctx, out));
+    const std::size_t before = kbtest::allocation_count();
+    for (float t = 0.0f; t < 400.0f; t += 0.7f) REQUIRE(sample_clip(f.c, f.s, t, ctx, out));
+    CHECK(kbtest::allocation_count() == before);
+}
+
+TEST_CASE("sample_clip reports a channel whose joint is out of range, and writes the rest") {
+    sample_fixture f;
+    channel stray;
+    stray.joint = 40;
+    stray.rotation.push_back(0.0f, glm::angleAxis(1.0f, glm::vec3(0, 0, 1)));
+    f.c.channels.insert(f.c.channels.begin() + 1, stray);
+    sampling_context ctx;
+    local_pose out;
+    const status st = sample_clip(f.c, f.s, 20.0f, ctx, out);
+    REQUIRE_FALSE(st);
+    CHECK(st.error().code == errc::out_of_range);
+    CHECK(st.error().index == 1);
+    CHECK(st.error().message.find("joint 40") != std::string::npos);
+    for (std::size_t j = 0; j < f.s.size(); ++j)
+        CHECK(kbtest::max_abs_diff(out.get(j), f.expected(j, 20.0f)) < 2e-6f);
+}
+
+TEST_CASE("sample_clip on invalid tracks stays in bounds (unsorted, NaN keys, emptied in place)") {
+    sample_fixture f;
+    f.c.channels[0].translation.value(2) = glm::vec3(NAN);
+    channel& r = f.c.channels[1];
+    std::swap(r.rotation.value(0), r.rotation.value(3));
+    rotation_track<float> shuffled;
+    for (std::size_t k = r.rotation.size(); k-- > 0;) shuffled.push_back(r.rotation.time(k), r.rotation.value(k));
+    r.rotation = shuffled; // times descending
+    sampling_context ctx;
+    local_pose out;
+    for (float t = -5.0f; t < 300.0f; t += 2.5f) CHECK(sample_clip(f.c, f.s, t, ctx, out));
+    // Tracks emptied under a bound context: the bind pose, not stale keys or a crash.
+    for (channel& ch : f.c.channels) {
+        ch.translation.clear();
+        ch.rotation.clear();
+        ch.scale.clear();
+        ch.matrix.clear();
+    }
+    ctx.reset();
+    REQUIRE(sample_clip(f.c, f.s, 10.0f, ctx, out));
+    for (std::size_t j = 0; j < f.s.size(); ++j)
+        CHECK(kbtest::bit_equal_transform(out.get(j), f.s.bind_transforms()[j]));
 }

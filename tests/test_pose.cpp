@@ -11,31 +11,12 @@
 using namespace keyblend;
 using kbtest::bit_equal;
 using kbtest::max_abs_diff;
+using kbtest::padding_is_identity;
+using kbtest::random_pose;
+using kbtest::random_skeleton;
+using kbtest::random_transform;
 
 namespace {
-
-transform random_transform(kbtest::rng& rng) {
-    return transform{rng.vec3(-2, 2), rng.rotation(), rng.vec3(0.5f, 1.5f)};
-}
-
-// A random tree of n joints in pre-order (each parent a random earlier joint, or a root).
-skeleton random_skeleton(std::size_t n, std::uint32_t seed) {
-    kbtest::rng rng(seed);
-    std::vector<joint_desc> in(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        in[i].name = "j" + std::to_string(i);
-        in[i].parent = (i == 0 || rng.integer(0, 9) == 0) ? -1 : rng.integer(0, int(i) - 1);
-        in[i].bind_local = to_matrix(random_transform(rng));
-    }
-    return skeleton::from_parents(in).value();
-}
-
-local_pose random_pose(std::size_t n, std::uint32_t seed) {
-    kbtest::rng rng(seed);
-    local_pose p(n);
-    for (std::size_t j = 0; j < n; ++j) p.set(j, random_transform(rng));
-    return p;
-}
 
 // The plain reference: GLM's product, parent first.
 std::vector<glm::mat4> reference_model(const skeleton& s, const local_pose& p, const glm::mat4& root) {
@@ -52,15 +33,6 @@ float relative_error(const glm::mat4& a, const glm::mat4& b) {
     for (int c = 0; c < 4; ++c)
         for (int r = 0; r < 4; ++r) scale = std::max(scale, std::fabs(b[c][r]));
     return max_abs_diff(a, b) / scale;
-}
-
-bool padding_is_identity(const local_pose& p) {
-    for (std::size_t j = p.size(); j < p.padded_size(); ++j)
-        for (unsigned s = 0; s < local_pose::stream_count; ++s) {
-            const float expect = (s == local_pose::rotation_w || s >= local_pose::scale_x) ? 1.0f : 0.0f;
-            if (p.data(local_pose::stream(s))[j] != expect) return false;
-        }
-    return true;
 }
 
 } // namespace

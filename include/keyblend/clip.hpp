@@ -15,21 +15,33 @@
 // component without a track comes from the joint's *bind pose* (skeleton::bind_transforms), never
 // from the identity; a joint without a channel keeps its bind pose (skeleton::bind_local, exactly).
 //
+// Two ways to sample a clip. `sample_local_matrices` gives each joint's local *matrix* exactly as
+// the seeds compute it (matrix keys lerped element-wise); it is the reference the keyblend tool
+// prints. `sample_clip` fills a `local_pose` (TRS) for the TRS pipeline: blending, local_to_model,
+// skinning. It keeps one `sampling_context` per playing instance, so that sequential playback
+// touches each key once and a frame costs a few vector instructions per joint.
+//
 // Ends. Each track clamps on its own: before its first key it holds the first, after its last key
 // the last (sample.hpp). Looping is the caller's choice of time: wrap it with `clip_time` (the
 // clip's wrap_mode) or `wrap_time` before sampling.
 #pragma once
 
 #include "error.hpp"
+#include "pose.hpp"
 #include "sample.hpp"
 #include "skeleton.hpp"
 #include "track.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace keyblend {
+
+namespace impl {
+struct clip_sampler;
+} // namespace impl
 
 /// D3DX's customary ticks per second, used when a file does not say (tiny.x has no
 /// AnimTicksPerSecond).
@@ -122,6 +134,69 @@ inline glm::mat4 sample_channel_matrix(const channel& ch, float time, const tran
 inline status sample_local_matrices(const clip& c, const skeleton& s, float time,
                                     std::vector<glm::mat4>& local);
 
+/// The per-instance state of sampling one clip: for every joint and component, the key interval
+/// around the last time sampled (its two keys, as values) and a cursor into the track. One context
+/// per playing instance: many characters can play one clip at different times, each with its own
+/// context, while the clip and skeleton are shared and never written.
+///
+/// A context binds itself to a (clip, skeleton) pair on the first sample_clip with them, and
+/// rebinds (clearing its state) when sample_clip is given a different clip or skeleton object, or
+/// one whose channel or joint count changed. Binding allocates; sampling a bound context does not.
+/// After changing the keys of a clip in place, call reset() on the contexts bound to it: until then
+/// their results are unspecified (but memory-safe).
+class sampling_context {
+public:
+    sampling_context() = default;
+    sampling_context(const sampling_context& other) { *this = other; }
+    sampling_context& operator=(const sampling_context& other);
+    sampling_context(sampling_context&&) noexcept = default;
+    sampling_context& operator=(sampling_context&&) noexcept = default;
+
+    /// Forgets the binding; the next sample_clip rebinds.
+    void reset() noexcept { clip_ = nullptr; skeleton_ = nullptr; }
+
+    /// The clip this context is bound to, or nullptr.
+    const clip* bound_clip() const noexcept { return clip_; }
+
+private:
+    friend struct impl::clip_sampler;
+
+    const clip* clip_ = nullptr;
+    const skeleton* skeleton_ = nullptr;
+    std::size_t channel_count_ = 0;
+    std::size_t joint_count_ = 0;
+    std::size_t padded_ = 0;
+    std::size_t capacity_ = 0;                 // floats per stream
+    std::size_t bad_channel_ = error::no_index; // first channel whose joint is out of range
+    impl::aligned_floats streams_;             // the interval caches, impl::clip_sampler::stream
+    std::vector<std::int32_t> channel_of_joint_; // -1: no channel
+    std::vector<track_cursor> cursors_;        // 3 per joint: translation, rotation, scale
+    std::vector<std::uint8_t> nlerp_lanes_;    // per block of pose_lane_block joints, bit per lane
+};
+
+/// Samples every joint of `c` at `time` (ticks, used as given: wrap it first with clip_time for
+/// looping) into `out`, which is resized to s.size() (no allocation once it has that size).
+///
+/// Per joint, per component:
+/// - a channel's rotation / translation / scale track: the track's value at `time`, exactly as
+///   sample_track computes it (same key search, same interpolation in the track's mode; at a key's
+///   exact time that key's value bit for bit; ends clamp). The SIMD paths equal the scalar
+///   reference (KEYBLEND_NO_INTRINSICS) to float rounding (FMA contraction).
+/// - a component without a track, and every component of a joint without a channel: the bind
+///   pose (skeleton::bind_transforms), exactly.
+/// - a matrix channel: both keys around `time` split into translation / rotation / scale
+///   (to_transform) and interpolated as such (lerp, slerp, lerp), i.e. the track's
+///   interpolation::decomposed, whatever its mode says (step stays step): a TRS pose cannot hold
+///   the sheared matrices of an element-wise lerp. At a key's time the result is that key's TRS.
+/// - NaN time samples the first keys (as sample_track does).
+///
+/// Errors: a channel whose joint is >= s.size() is skipped and reported (errc::out_of_range, after
+/// every other joint is written); with several channels on one joint the last wins. A clip that
+/// passes validate_clip(c, s) never produces an error, and its sampling never allocates.
+inline status sample_clip(const clip& c, const skeleton& s, float time, sampling_context& context,
+                          local_pose& out);
+
 } // namespace keyblend
 
 #include "impl/clip.impl.hpp"
+#include "impl/clip_sample.impl.hpp"

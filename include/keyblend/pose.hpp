@@ -78,12 +78,9 @@ public:
     }
 
 private:
-    struct aligned_delete {
-        void operator()(float* p) const noexcept { ::operator delete[](p, std::align_val_t(64)); }
-    };
     void fill_identity(std::size_t first, std::size_t last);
 
-    std::unique_ptr<float[], aligned_delete> data_;
+    impl::aligned_floats data_;
     std::size_t size_ = 0;
     std::size_t padded_ = 0;
     std::size_t capacity_ = 0; // floats allocated per stream (the stride between streams)

@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "quat_lanes.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -157,81 +159,19 @@ inline transform to_transform(const glm::mat4& m) {
     return out;
 }
 
-inline glm::quat nlerp(const glm::quat& a, const glm::quat& b, float t) {
-    if (t == 0.0f) return a;
-    if (t == 1.0f) return b;
-    const float s = quat_dot(a, b) < 0.0f ? -1.0f : 1.0f;
-    return normalize_or_identity(make_quat(a.w + (s * b.w - a.w) * t, a.x + (s * b.x - a.x) * t,
-                                           a.y + (s * b.y - a.y) * t, a.z + (s * b.z - a.z) * t));
-}
-
 namespace impl {
-
-/// sin and cos of x in [0, π/2], by their Taylor series to x^13 / x^14 (truncation error below
-/// 1e-9 on that range; float rounding dominates). Branch-free and several times cheaper than libm.
-inline void sin_cos_quarter_turn(float x, float& sin_x, float& cos_x) {
-    // Estrin's scheme: the powers are computed once and the terms in pairs, so the dependency
-    // chain is 4 multiplies deep instead of Horner's 7.
-    const float x2 = x * x;
-    const float x4 = x2 * x2;
-    const float x8 = x4 * x4;
-    const float s01 = 1.0f - x2 * (1.0f / 6);
-    const float s23 = 1.0f / 120 - x2 * (1.0f / 5040);
-    const float s45 = 1.0f / 362880 - x2 * (1.0f / 39916800);
-    const float s6 = 1.0f / 6227020800.0f;
-    sin_x = x * ((s01 + x4 * s23) + x8 * (s45 + x4 * s6));
-    const float c01 = 1.0f - x2 * 0.5f;
-    const float c23 = 1.0f / 24 - x2 * (1.0f / 720);
-    const float c45 = 1.0f / 40320 - x2 * (1.0f / 3628800);
-    const float c67 = 1.0f / 479001600.0f - x2 * (1.0f / 87178291200.0f);
-    cos_x = (c01 + x4 * c23) + x8 * (c45 + x4 * c67);
-}
-
-/// asin(x) for x in [0, 1], to about 1 ulp: Cephes' single-precision minimax polynomial on
-/// [0, 0.5] and asin(x) = π/2 − 2 asin(√((1 − x) / 2)) above.
-inline float asin_unit(float x) {
-    const bool high = x > 0.5f;
-    const float z = high ? 0.5f * (1.0f - x) : x * x;
-    const float r = high ? std::sqrt(z) : x;
-    const float p = ((((4.2163199048e-2f * z + 2.4181311049e-2f) * z + 4.5470025998e-2f) * z +
-                      7.4953002686e-2f) * z + 1.6666752422e-1f) * z * r + r;
-    return high ? 1.57079632679489661923f - 2.0f * p : p;
-}
-
+inline quat_lanes<lanes::f1> to_lanes(const glm::quat& q) { return {{q.w}, {q.x}, {q.y}, {q.z}}; }
+inline glm::quat from_lanes(const quat_lanes<lanes::f1>& q) { return make_quat(q.w.v, q.x.v, q.y.v, q.z.v); }
 } // namespace impl
 
+// The scalar interpolators are the lane kernels on one lane (impl/quat_lanes.hpp): one
+// implementation, so the SIMD pose kernels and these agree to FMA contraction.
+inline glm::quat nlerp(const glm::quat& a, const glm::quat& b, float t) {
+    return impl::from_lanes(impl::nlerp(impl::to_lanes(a), impl::to_lanes(b), impl::lanes::f1{t}));
+}
+
 inline glm::quat slerp(const glm::quat& a, const glm::quat& b, float t) {
-    if (t == 0.0f) return a;
-    if (t == 1.0f) return b;
-    float d = quat_dot(a, b);
-    const float s = d < 0.0f ? -1.0f : 1.0f;
-    d *= s; // cos θ, θ in [0, π/2] after the short-path flip
-    const glm::quat c = make_quat(s * b.w, s * b.x, s * b.y, s * b.z);
-    const glm::quat diff = make_quat(a.w - c.w, a.x - c.x, a.y - c.y, a.z - c.z);
-    const glm::quat sum = make_quat(a.w + c.w, a.x + c.x, a.y + c.y, a.z + c.z);
-    // For unit a, c at angle θ: |a - c| = 2 sin(θ/2) and |a + c| = 2 cos(θ/2), so
-    // θ = 2 asin(|a - c| / 2) (full precision for small θ, unlike acos(d)) and
-    // sin θ = |a - c| |a + c| / 2 (no cancellation either).
-    const float chord2 = quat_dot(diff, diff);
-    const float chord = std::sqrt(chord2);
-    const float theta = 2.0f * impl::asin_unit(std::min(0.5f * chord, 1.0f));
-    if (!(theta > 1e-6f)) return nlerp(a, c, t);
-    const float sin_theta = 0.5f * std::sqrt(chord2 * quat_dot(sum, sum));
-    // sin((1 - t)θ) = sin θ cos tθ - cos θ sin tθ: one sin/cos pair instead of three sines.
-    // t θ stays in [0, π/2] for t in [0, 1]; outside, clamp (slerp does not extrapolate).
-    float sin_t, cos_t;
-    impl::sin_cos_quarter_turn(std::min(std::max(t, 0.0f), 1.0f) * theta, sin_t, cos_t);
-    const float wc = sin_t / sin_theta;
-    const float wa = cos_t - d * wc;
-    const glm::quat r = make_quat(wa * a.w + wc * c.w, wa * a.x + wc * c.x, wa * a.y + wc * c.y,
-                                  wa * a.z + wc * c.z);
-    // For unit inputs r is unit up to rounding (and up to the input's own error for inputs within
-    // the validation tolerance), so two Newton steps for 1/sqrt(|r|^2) from 1 renormalise it to
-    // float precision without a square root or a division (the error after them is ~(|r|^2-1)^4).
-    const float n2 = quat_dot(r, r);
-    float inv = 1.5f - 0.5f * n2;
-    inv *= 1.5f - 0.5f * n2 * inv * inv;
-    return make_quat(r.w * inv, r.x * inv, r.y * inv, r.z * inv);
+    return impl::from_lanes(impl::slerp(impl::to_lanes(a), impl::to_lanes(b), impl::lanes::f1{t}));
 }
 
 template <class V>

@@ -23,9 +23,8 @@ inline local_pose& local_pose::operator=(const local_pose& other) {
         capacity_ = 0;
     }
     if (!data_ && other.padded_ > 0) {
-        capacity_ = (other.padded_ + 15) / 16 * 16;
-        data_.reset(static_cast<float*>(
-            ::operator new[](stream_count * capacity_ * sizeof(float), std::align_val_t(64))));
+        capacity_ = impl::aligned_stream_length(other.padded_);
+        data_ = impl::allocate_aligned_floats(stream_count * capacity_);
     }
     size_ = other.size_;
     padded_ = other.padded_;
@@ -46,9 +45,8 @@ inline void local_pose::resize(std::size_t joint_count) {
     const std::size_t padded = (joint_count + pose_lane_block - 1) / pose_lane_block * pose_lane_block;
     if (padded > capacity_) {
         // Streams are 64-byte aligned: each starts at a multiple of 16 floats.
-        const std::size_t capacity = (padded + 15) / 16 * 16;
-        std::unique_ptr<float[], aligned_delete> fresh(static_cast<float*>(
-            ::operator new[](stream_count * capacity * sizeof(float), std::align_val_t(64))));
+        const std::size_t capacity = impl::aligned_stream_length(padded);
+        impl::aligned_floats fresh = impl::allocate_aligned_floats(stream_count * capacity);
         for (unsigned s = 0; s < stream_count && size_ > 0; ++s)
             std::memcpy(fresh.get() + s * capacity, data(stream(s)), size_ * sizeof(float));
         data_ = std::move(fresh);

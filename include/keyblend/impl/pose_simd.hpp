@@ -21,6 +21,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <new>
 
 #if !defined(KEYBLEND_NO_INTRINSICS)
 #if defined(__AVX2__) && defined(__FMA__)
@@ -38,6 +40,22 @@ namespace keyblend {
 inline constexpr std::size_t pose_lane_block = 8;
 
 namespace impl {
+
+/// Float streams for the lane kernels: 64-byte aligned (one cache line, any lane type's alignment).
+struct aligned_delete {
+    void operator()(float* p) const noexcept { ::operator delete[](p, std::align_val_t(64)); }
+};
+using aligned_floats = std::unique_ptr<float[], aligned_delete>;
+
+/// `count` uninitialised floats, 64-byte aligned.
+inline aligned_floats allocate_aligned_floats(std::size_t count) {
+    return aligned_floats(
+        static_cast<float*>(::operator new[](count * sizeof(float), std::align_val_t(64))));
+}
+
+/// `n` rounded up to a multiple of 16 floats (64 bytes), so streams laid end to end stay aligned.
+inline constexpr std::size_t aligned_stream_length(std::size_t n) { return (n + 15) / 16 * 16; }
+
 namespace lanes {
 
 // ---------------------------------------------------------------------------------------------
@@ -173,6 +191,20 @@ using native = f4;
 #else
 using native = f1;
 #endif
+
+/// The index of the lowest set bit of a non-zero mask from bits().
+inline unsigned lowest_set_bit(unsigned m) {
+#if defined(__GNUC__) || defined(__clang__)
+    return static_cast<unsigned>(__builtin_ctz(m));
+#else
+    unsigned i = 0;
+    while (!(m & 1u)) {
+        m >>= 1;
+        ++i;
+    }
+    return i;
+#endif
+}
 
 // Shared helpers over any lane type.
 template <class V>

@@ -1,0 +1,289 @@
+// keyblend — definitions for sample_clip and sampling_context (clip.hpp). Included at the bottom
+// of clip.hpp; do not include directly.
+//
+// SPDX-License-Identifier: MIT
+//
+// How it is fast. For every joint and component (translation, rotation, scale) the context caches
+// the key interval [lo, hi) around the last time sampled, with its two key values and the time
+// step dt (0 where the value is constant: before the first key, after the last, step mode, no
+// track). A frame checks, eight joints at a time, that the new time is still inside each cached
+// interval; only the (few) components whose interval was left go back to their track, through a
+// cursor, so forward playback touches each key once. Then every component is interpolated from the
+// cache with the lane kernels, eight joints at a time, straight into the pose's streams. The
+// interval's alpha is `(t - lo) / dt`, the expression locate_keys uses, so the results are
+// sample_track's.
+#pragma once
+
+#include "quat_lanes.hpp"
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
+namespace keyblend {
+namespace impl {
+
+struct clip_sampler {
+    enum component : unsigned { translation = 0, rotation = 1, scale = 2 };
+    // Streams per component: lo, hi, dt, value 0 (dim floats), value 1 (dim floats).
+    static constexpr unsigned dims[3] = {3, 4, 3};
+    static constexpr unsigned base[3] = {0, 9, 20};
+    // One more stream: 1 where the joint's rotation track interpolates by nlerp, else 0.
+    static constexpr unsigned nlerp_stream = 29;
+    static constexpr unsigned stream_count = 30;
+
+    static float* stream(sampling_context& c, unsigned i) {
+        return c.streams_.get() + static_cast<std::size_t>(i) * c.capacity_;
+    }
+    static const float* stream(const sampling_context& c, unsigned i) {
+        return c.streams_.get() + static_cast<std::size_t>(i) * c.capacity_;
+    }
+
+    static void components(const glm::vec3& v, float* out) {
+        out[0] = v.x;
+        out[1] = v.y;
+        out[2] = v.z;
+    }
+    static void components(const glm::quat& q, float* out) { // stream order x, y, z, w
+        out[0] = q.x;
+        out[1] = q.y;
+        out[2] = q.z;
+        out[3] = q.w;
+    }
+
+    static void set_interval(sampling_context& c, unsigned comp, std::size_t j, float lo, float hi,
+                             float dt, const float* v0, const float* v1) {
+        const unsigned b = base[comp];
+        stream(c, b)[j] = lo;
+        stream(c, b + 1)[j] = hi;
+        stream(c, b + 2)[j] = dt;
+        for (unsigned k = 0; k < dims[comp]; ++k) {
+            stream(c, b + 3 + k)[j] = v0[k];
+            stream(c, b + 3 + dims[comp] + k)[j] = v1[k];
+        }
+    }
+
+    /// A value that holds at every time.
+    static void set_constant(sampling_context& c, unsigned comp, std::size_t j, const float* v) {
+        set_interval(c, comp, j, -INFINITY, INFINITY, 0.0f, v, v);
+    }
+
+    static void set_bind(sampling_context& c, unsigned comp, std::size_t j, const transform& bind) {
+        float v[4];
+        if (comp == translation) components(bind.translation, v);
+        else if (comp == rotation) components(bind.rotation, v);
+        else components(bind.scale, v);
+        set_constant(c, comp, j, v);
+    }
+
+    /// The interval of `tr` around `time` (not NaN): [lo, hi), dt, and the keys at either end.
+    template <class Value>
+    static key_interval locate(const track<Value, float>& tr, float time, track_cursor& cursor,
+                               float& lo, float& hi, float& dt) {
+        const key_interval k = locate_keys(tr, time, cursor);
+        if (k.first == k.second) {
+            // Before the first key, or at / after the last: the value holds until the first key's
+            // time, or for ever.
+            const bool before = time < tr.time(0);
+            lo = before ? -INFINITY : tr.time(k.first);
+            hi = before ? tr.time(0) : INFINITY;
+            dt = 0.0f;
+        } else {
+            lo = tr.time(k.first);
+            hi = tr.time(k.second);
+            dt = tr.mode() == interpolation::step ? 0.0f : hi - lo;
+        }
+        return k;
+    }
+
+    template <class Value>
+    static void refresh_track(sampling_context& c, unsigned comp, std::size_t j,
+                              const track<Value, float>& tr, float time, const transform& bind) {
+        if (tr.empty()) {
+            set_bind(c, comp, j, bind);
+            return;
+        }
+        float lo, hi, dt, v0[4], v1[4];
+        const key_interval k = locate(tr, time, c.cursors_[3 * j + comp], lo, hi, dt);
+        components(tr.value(k.first), v0);
+        components(tr.value(k.second), v1);
+        set_interval(c, comp, j, lo, hi, dt, v0, v1);
+    }
+
+    /// All three components of a matrix channel, from its keys split into T, R, S.
+    static void refresh_matrix(sampling_context& c, std::size_t j, const matrix_track<float>& tr,
+                               float time) {
+        float lo, hi, dt;
+        const key_interval k = locate(tr, time, c.cursors_[3 * j], lo, hi, dt);
+        const transform a = to_transform(tr.value(k.first));
+        const transform b = k.second == k.first ? a : to_transform(tr.value(k.second));
+        float v0[4], v1[4];
+        components(a.translation, v0);
+        components(b.translation, v1);
+        set_interval(c, translation, j, lo, hi, dt, v0, v1);
+        components(a.rotation, v0);
+        components(b.rotation, v1);
+        set_interval(c, rotation, j, lo, hi, dt, v0, v1);
+        components(a.scale, v0);
+        components(b.scale, v1);
+        set_interval(c, scale, j, lo, hi, dt, v0, v1);
+    }
+
+    static void refresh(sampling_context& c, const clip& cl, const skeleton& s, unsigned comp,
+                        std::size_t j, float time) {
+        if (j >= c.joint_count_) return; // padding: constant, never refreshed
+        const transform& bind = s.bind_transforms()[j];
+        const std::int32_t index = c.channel_of_joint_[j];
+        if (index < 0) {
+            set_bind(c, comp, j, bind);
+            return;
+        }
+        const channel& ch = cl.channels[static_cast<std::size_t>(index)];
+        if (ch.has_matrix()) refresh_matrix(c, j, ch.matrix, time);
+        else if (comp == translation) refresh_track(c, comp, j, ch.translation, time, bind);
+        else if (comp == rotation) refresh_track(c, comp, j, ch.rotation, time, bind);
+        else refresh_track(c, comp, j, ch.scale, time, bind);
+    }
+
+    static void bind(sampling_context& c, const clip& cl, const skeleton& s) {
+        c.clip_ = &cl;
+        c.skeleton_ = &s;
+        c.channel_count_ = cl.channels.size();
+        c.joint_count_ = s.size();
+        c.padded_ = (s.size() + pose_lane_block - 1) / pose_lane_block * pose_lane_block;
+        if (aligned_stream_length(c.padded_) > c.capacity_ || !c.streams_) {
+            c.capacity_ = aligned_stream_length(c.padded_);
+            c.streams_ = allocate_aligned_floats(stream_count * c.capacity_);
+        }
+        c.bad_channel_ = error::no_index;
+        c.channel_of_joint_.assign(s.size(), -1);
+        for (std::size_t i = 0; i < cl.channels.size(); ++i) {
+            const std::size_t j = cl.channels[i].joint;
+            if (j < s.size()) c.channel_of_joint_[j] = static_cast<std::int32_t>(i);
+            else if (c.bad_channel_ == error::no_index) c.bad_channel_ = i;
+        }
+        c.cursors_.assign(3 * s.size(), track_cursor{});
+        const transform identity;
+        for (std::size_t j = 0; j < c.padded_; ++j) {
+            const std::int32_t index = j < s.size() ? c.channel_of_joint_[j] : -1;
+            const transform& rest = j < s.size() ? s.bind_transforms()[j] : identity;
+            for (unsigned comp = 0; comp < 3; ++comp) set_bind(c, comp, j, rest);
+            stream(c, nlerp_stream)[j] = 0.0f;
+            if (index < 0) continue;
+            // An animated joint: an empty interval, so the first sample reads its tracks.
+            for (unsigned comp = 0; comp < 3; ++comp) {
+                stream(c, base[comp])[j] = INFINITY;
+                stream(c, base[comp] + 1)[j] = -INFINITY;
+            }
+            const channel& ch = cl.channels[static_cast<std::size_t>(index)];
+            if (!ch.has_matrix() && !ch.rotation.empty() &&
+                ch.rotation.mode() == interpolation::nlerp)
+                stream(c, nlerp_stream)[j] = 1.0f;
+        }
+    }
+
+    static bool is_bound(const sampling_context& c, const clip& cl, const skeleton& s) {
+        return c.clip_ == &cl && c.skeleton_ == &s && c.channel_count_ == cl.channels.size() &&
+               c.joint_count_ == s.size() && c.streams_;
+    }
+
+    /// Joints [i, i + V::width): refresh the intervals the time has left, then interpolate.
+    template <class V>
+    static void sample_lanes(sampling_context& c, const clip& cl, const skeleton& s, float time,
+                             std::size_t i, local_pose& out) {
+        using lanes::bits;
+        using lanes::select;
+        const V t = V::set1(time), zero = V::set1(0.0f);
+        constexpr unsigned all = (1u << V::width) - 1u;
+        for (unsigned comp = 0; comp < 3; ++comp) {
+            const V lo = V::load(stream(c, base[comp]) + i);
+            const V hi = V::load(stream(c, base[comp] + 1) + i);
+            unsigned stale = ~bits((lo <= t) & (t < hi)) & all;
+            while (stale) {
+                const unsigned lane = lanes::lowest_set_bit(stale);
+                stale &= stale - 1u;
+                refresh(c, cl, s, comp, i + lane, time);
+            }
+        }
+        V alpha[3];
+        typename V::mask at_key[3];
+        for (unsigned comp = 0; comp < 3; ++comp) {
+            const V lo = V::load(stream(c, base[comp]) + i);
+            const V dt = V::load(stream(c, base[comp] + 2) + i);
+            alpha[comp] = select(dt > zero, (t - lo) / dt, zero);
+            at_key[comp] = alpha[comp] == zero;
+        }
+        using S = local_pose;
+        const S::stream vector_out[2][3] = {{S::translation_x, S::translation_y, S::translation_z},
+                                            {S::scale_x, S::scale_y, S::scale_z}};
+        for (unsigned v = 0; v < 2; ++v) {
+            const unsigned comp = v == 0 ? translation : scale;
+            for (unsigned k = 0; k < 3; ++k) {
+                const V a = V::load(stream(c, base[comp] + 3 + k) + i);
+                const V b = V::load(stream(c, base[comp] + 6 + k) + i);
+                // keyblend::lerp: exactly `a` at alpha 0.
+                select(at_key[comp], a, a + (b - a) * alpha[comp]).store(out.data(vector_out[v][k]) + i);
+            }
+        }
+        const unsigned r = base[rotation];
+        const quat_lanes<V> qa{V::load(stream(c, r + 6) + i), V::load(stream(c, r + 3) + i),
+                               V::load(stream(c, r + 4) + i), V::load(stream(c, r + 5) + i)};
+        const quat_lanes<V> qb{V::load(stream(c, r + 10) + i), V::load(stream(c, r + 7) + i),
+                               V::load(stream(c, r + 8) + i), V::load(stream(c, r + 9) + i)};
+        quat_lanes<V> q = slerp(qa, qb, alpha[rotation]);
+        const typename V::mask use_nlerp = V::load(stream(c, nlerp_stream) + i) != zero;
+        if (bits(use_nlerp)) q = select(use_nlerp, nlerp(qa, qb, alpha[rotation]), q);
+        q.x.store(out.data(S::rotation_x) + i);
+        q.y.store(out.data(S::rotation_y) + i);
+        q.z.store(out.data(S::rotation_z) + i);
+        q.w.store(out.data(S::rotation_w) + i);
+    }
+
+    template <class V>
+    static status sample(const clip& cl, const skeleton& s, float time, sampling_context& c,
+                         local_pose& out) {
+        if (!is_bound(c, cl, s)) bind(c, cl, s);
+        out.resize(s.size());
+        // NaN samples the first keys, as locate_keys does; +inf is clamped so that the open end
+        // of the last interval (hi = +inf) still contains it.
+        if (std::isnan(time)) time = -INFINITY;
+        if (time > FLT_MAX) time = FLT_MAX;
+        for (std::size_t i = 0; i < c.padded_; i += V::width) sample_lanes<V>(c, cl, s, time, i, out);
+        if (c.bad_channel_ == error::no_index) return {};
+        return make_error(errc::out_of_range,
+                          "clip '" + cl.name + "' channel " + std::to_string(c.bad_channel_) +
+                              " (joint " + std::to_string(cl.channels[c.bad_channel_].joint) +
+                              "): joint is out of range (" + std::to_string(s.size()) +
+                              " joints); channel skipped",
+                          c.bad_channel_);
+    }
+};
+
+} // namespace impl
+
+inline sampling_context& sampling_context::operator=(const sampling_context& other) {
+    if (this == &other) return *this;
+    clip_ = other.clip_;
+    skeleton_ = other.skeleton_;
+    channel_count_ = other.channel_count_;
+    joint_count_ = other.joint_count_;
+    padded_ = other.padded_;
+    capacity_ = other.capacity_;
+    bad_channel_ = other.bad_channel_;
+    channel_of_joint_ = other.channel_of_joint_;
+    cursors_ = other.cursors_;
+    streams_.reset();
+    if (other.streams_) {
+        const std::size_t n = impl::clip_sampler::stream_count * capacity_;
+        streams_ = impl::allocate_aligned_floats(n);
+        std::memcpy(streams_.get(), other.streams_.get(), n * sizeof(float));
+    }
+    return *this;
+}
+
+inline status sample_clip(const clip& c, const skeleton& s, float time, sampling_context& context,
+                          local_pose& out) {
+    return impl::clip_sampler::sample<impl::lanes::native>(c, s, time, context, out);
+}
+
+} // namespace keyblend

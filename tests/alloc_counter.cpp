@@ -1,0 +1,37 @@
+// Counts this thread's heap allocations, so tests can prove that a per-frame call allocates
+// nothing (kbtest::allocation_count). Replaces the global operator new / delete for the test
+// programs only; allocation itself still goes to malloc (and so through the sanitizers).
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+
+namespace {
+thread_local std::size_t allocations = 0;
+
+void* allocate(std::size_t size, std::size_t alignment) {
+    ++allocations;
+    if (size == 0) size = 1;
+    void* p = nullptr;
+    if (alignment <= alignof(std::max_align_t)) p = std::malloc(size);
+    else if (posix_memalign(&p, alignment, size) != 0) p = nullptr;
+    if (!p) throw std::bad_alloc();
+    return p;
+}
+} // namespace
+
+namespace kbtest {
+std::size_t allocation_count() { return allocations; }
+} // namespace kbtest
+
+void* operator new(std::size_t size) { return allocate(size, 0); }
+void* operator new[](std::size_t size) { return allocate(size, 0); }
+void* operator new(std::size_t size, std::align_val_t a) { return allocate(size, std::size_t(a)); }
+void* operator new[](std::size_t size, std::align_val_t a) { return allocate(size, std::size_t(a)); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
