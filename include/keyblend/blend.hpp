@@ -45,6 +45,108 @@ namespace keyblend {
 inline status blend_matrix_additive(const clip& c, const skeleton& s, float time, float weight,
                                     std::vector<glm::mat4>& local);
 
+// ---------------------------------------------------------------------------------------------
+// Blending in translation / rotation / scale space
+// ---------------------------------------------------------------------------------------------
+//
+// A frame in the TRS pipeline:
+//
+//     sample_clip(walk, s, t0, walk_ctx, walk_pose);          // one context per playing clip
+//     sample_clip(aim,  s, t1, aim_ctx,  aim_pose);
+//     sample_clip(breathe, s, t2, breathe_ctx, breathe_pose);
+//     const blend_layer layers[] = {{&walk_pose, 1.0f}, {&aim_pose, 1.0f, &upper_body_mask}};
+//     const additive_layer adds[] = {{&breathe_pose, &breathe_first_frame, 0.5f}};
+//     blend_job job;
+//     job.rest_pose = &bind_pose;                            // local_pose(s)
+//     job.layers = layers;  job.layer_count = 2;
+//     job.additive_layers = adds;  job.additive_count = 1;
+//     job.output = &pose;
+//     if (auto st = job.run(); !st) report(st.error());
+//     local_to_model(s, pose, model);
+
+/// One weighted layer of a blend: a pose, a weight, and optionally a weight per joint.
+struct blend_layer {
+    const local_pose* pose = nullptr;
+    /// Finite and >= 0. 0 switches the layer off (it is then not read).
+    float weight = 0.0f;
+    /// Optional per-joint weights, multiplied with `weight` (an upper-body mask, say): one finite
+    /// value >= 0 per joint (size() == the pose's joint count). nullptr: 1 for every joint.
+    const std::vector<float>* joint_weights = nullptr;
+};
+
+/// One additive layer: the difference between a pose and a reference pose, applied on top of the
+/// blended result with a weight.
+struct additive_layer {
+    const local_pose* pose = nullptr;
+    /// What "no change" looks like for this layer: the bind pose, or the clip's first frame. The
+    /// difference is taken per joint as translation pose - reference, rotation
+    /// conjugate(reference) * pose, scale pose / reference (1 where the reference scale is 0).
+    /// nullptr: `pose` already holds a difference (from make_additive).
+    const local_pose* reference = nullptr;
+    /// Finite; 1 applies the whole difference, 0 none, values above one exaggerate it, and a
+    /// negative weight -a applies the inverse of the a-weighted difference (so +a then -a cancel).
+    float weight = 0.0f;
+    /// As blend_layer::joint_weights: finite, >= 0, one per joint; nullptr for 1.
+    const std::vector<float>* joint_weights = nullptr;
+};
+
+/// Blends weighted layers of local poses, then applies additive layers: the TRS counterpart of
+/// the seeds' matrix blend, which keeps every bone rigid. ozz-style: fill in the inputs, then
+/// validate() or run(); the job holds no state and allocates nothing (output is resized once).
+///
+/// For each joint j, with w_i = layers[i].weight * joint_weights_i[j]:
+/// 1. Weighted layers: translation and scale are the weighted means sum(w_i x_i) / sum(w_i);
+///    rotation is the normalised weighted sum of the layers' quaternions, each taken on the
+///    hemisphere of the sum so far (the short path; for two layers this is nlerp).
+/// 2. Rest pose: where the total weight W = sum(w_i) is below `threshold`, the rest pose joins the
+///    blend with weight `threshold - W`, so a joint fades into the rest pose as its layers fade
+///    out instead of snapping. Where W is exactly 0 (no layers, all weights 0, or masked out) the
+///    joint is the rest pose, bit for bit. A single layer with w = 1 at a joint gives that layer's
+///    pose there (rotation renormalised).
+/// 3. Additive layers, in order, with a_k = weight_k * joint_weights_k[j] and the difference
+///    (dT, dR, dS): translation += dT * a_k; rotation = rotation * nlerp(identity, dR, a_k) (the
+///    difference is applied in the joint's own frame, on the short path); scale *= 1 + (dS - 1) *
+///    a_k. A negative a_k applies the inverse of the |a_k| part: rotation * conjugate(nlerp(identity,
+///    dR, |a_k|)), scale / (1 + (dS - 1) |a_k|) (unchanged where that is 0). Where a_k == 0 the
+///    joint is left as it was, bit for bit.
+///
+/// Poses are not checked for NaN (the sampler never produces one from a validated clip): a NaN in
+/// an input pose makes that joint's output NaN and no other. The output may be one of the input
+/// poses (each joint is read before it is written). SIMD over eight joints (AVX2; SSE2 four) unless
+/// KEYBLEND_NO_INTRINSICS; equal to the scalar path to float rounding.
+struct blend_job {
+    /// The pose a joint falls back to when its layers' total weight is below the threshold:
+    /// usually the bind pose, `local_pose(skeleton)`. Defines the joint count.
+    const local_pose* rest_pose = nullptr;
+    const blend_layer* layers = nullptr;
+    std::size_t layer_count = 0;
+    const additive_layer* additive_layers = nullptr;
+    std::size_t additive_count = 0;
+    /// Finite and >= 0 (0: the rest pose only where the total weight is exactly 0).
+    float threshold = 0.1f;
+    /// Resized to rest_pose->size().
+    local_pose* output = nullptr;
+
+    /// Reports the first problem, naming the layer (error::index is the layer index, additive
+    /// layers counted after the weighted ones) and, for a joint weight, the joint:
+    /// - errc::invalid_argument: a null rest pose, output or layer pose, layers / additive_layers
+    ///   null with a non-zero count, a negative weight, joint weight or threshold;
+    /// - errc::non_finite: a NaN or infinite weight, joint weight or threshold;
+    /// - errc::size_mismatch: a layer pose, reference pose or joint weight array whose size is not
+    ///   the rest pose's joint count.
+    status validate() const;
+
+    /// validate(), then the blend. On a validation error the output is not touched.
+    status run() const;
+};
+
+/// The additive difference of `pose` from `reference`, per joint (see additive_layer::reference):
+/// translation pose - reference, rotation conjugate(reference) * pose, scale pose / reference (1
+/// where the reference scale is 0). Applying it at weight 1 on top of `reference` gives `pose`
+/// back (to float rounding). `delta` is resized to pose.size(); it may alias either input.
+/// reference.size() != pose.size() is errc::size_mismatch, and `delta` is untouched.
+inline status make_additive(const local_pose& pose, const local_pose& reference, local_pose& delta);
+
 } // namespace keyblend
 
 #include "impl/blend.impl.hpp"
