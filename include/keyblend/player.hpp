@@ -1,0 +1,154 @@
+// keyblend — the classic "animation collection" facade: named sets played, blended and crossfaded
+// on one skeleton, with the hierarchy, attachments and bounds. What the seeds'
+// cBlendedAnimationCollection and OBJECT classes do, on top of clip / blend / pose.
+//
+// SPDX-License-Identifier: MIT
+//
+// Two ways to pose the skeleton, as in the seeds:
+//
+// - The blended collection (blending-skeletal-animations.txt), exactly: reset(), then blend(name,
+//   time, loop, weight) for each set — each adds (its local matrix - the bind matrix) * weight to
+//   the joints it animates, in matrix space — then update_hierarchy(). Sets that drive different
+//   joints (walk on the legs, shoot on the arms) combine perfectly; sets that drive the same joint
+//   add their differences element-wise, as the seed does (see blend.hpp for what that does to a
+//   bone, and blend_job for the rigid alternative).
+//
+// - Playing one set (animated-object-class.zh.txt): set_animation(name, start), then
+//   update_animation(time) each frame, is_complete(time) to know when a non-looping set has ended;
+//   plus fade_to(name, time, duration) for a crossfade the seed did not have. Playing samples in
+//   TRS space (sample_clip, per-set sampling contexts) and crossfades with a blend_job, so bones
+//   stay rigid during a fade; matrix-keyed sets are therefore interpolated decomposed here, where
+//   blend() lerps them element-wise as the seed does (both agree at key times).
+//
+// A player holds one character's state: its local and model matrices, the current set and fade,
+// and scratch poses sized once. It references the skeleton and clips it was created with (they
+// must outlive it and stay where they are), so many players can share one set of assets. Nothing
+// allocates per frame once every set has been sampled once.
+#pragma once
+
+#include "blend.hpp"
+#include "clip.hpp"
+#include "error.hpp"
+#include "pose.hpp"
+#include "skeleton.hpp"
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+namespace keyblend {
+
+/// True when a and b are equal ignoring ASCII case (the seeds' stricmp).
+inline bool equal_ignore_case(std::string_view a, std::string_view b) noexcept;
+
+/// An axis-aligned box and a sphere about the model-space origin that hold every joint's origin.
+struct joint_bounds {
+    glm::vec3 min{0.0f};
+    glm::vec3 max{0.0f};
+    /// The largest distance of a joint from the origin of model space.
+    float radius = 0.0f;
+};
+
+class player {
+public:
+    /// A player for `clips` on `s`. Every clip must pass validate_clip(clip, s): the first that
+    /// does not is reported (its error, prefixed with the clip's index). `s` and `clips` are
+    /// referenced, not copied. Starts in the bind pose with no current set.
+    static result<player> create(const skeleton& s, const std::vector<clip>& clips);
+
+    const keyblend::skeleton& skeleton() const noexcept { return *skeleton_; }
+    const std::vector<clip>& clips() const noexcept { return *clips_; }
+
+    /// The seeds' set lookup. `name == nullptr`: the first set. Otherwise the set with exactly this
+    /// name, else the first whose name equals it ignoring ASCII case. "" finds an unnamed set.
+    /// errc::not_found (the message quotes the name and lists the sets), errc::empty when there are
+    /// no sets.
+    result<std::size_t> find(const char* name) const;
+
+    // --- The blended collection -------------------------------------------------------------
+
+    /// The seeds' Reset: every local matrix back to the bind pose (skeleton::bind_local).
+    void reset();
+
+    /// The seeds' Blend(name, time, loop, weight), in ticks: when time > the set's duration it
+    /// becomes `time mod (duration + 1)` if `loop`, else the duration (wrap_mode::loop_inclusive /
+    /// clamp); then blend_matrix_additive adds `(sample - bind) * weight` to the joints the set
+    /// animates. Errors (nothing changed): the lookup's, errc::non_finite for a NaN or infinite
+    /// time or weight.
+    status blend(const char* name, double time, bool loop, float weight = 1.0f);
+
+    /// The seeds' UpdateHierarchy: model = local_to_model(local(), root).
+    void update_hierarchy(const glm::mat4& root = glm::mat4(1.0f));
+
+    // --- Playing one set ----------------------------------------------------------------------
+
+    /// Makes `name` the current set, started at `start_time` (ticks); ends any fade. On error
+    /// (the lookup's; errc::non_finite for a non-finite start) nothing changes.
+    status set_animation(const char* name, double start_time = 0.0);
+    /// Restarts the current set (and any fade's target) at `start_time`.
+    void reset_animation(double start_time = 0.0);
+    /// The current set's index, or `clips().size()` when there is none.
+    std::size_t current() const noexcept { return current_; }
+
+    /// Starts a crossfade from the current set to `name`, which starts at `time` and takes over
+    /// linearly until `time + duration` (ticks); then it is the current set (started at `time`).
+    /// Without a current set, or with duration <= 0, it is set_animation(name, time). During the
+    /// fade the current set keeps playing on its own clock. Errors as set_animation, plus
+    /// errc::non_finite for a non-finite duration.
+    status fade_to(const char* name, double time, double duration);
+    /// True while a crossfade started by fade_to has not reached its end (as of the last
+    /// update_animation).
+    bool fading() const noexcept { return target_ != no_set_; }
+
+    /// Poses the skeleton at `time` (ticks): each playing set at clip_time(set, time - its start)
+    /// (its wrap mode: loop is the object seed's `time % length`, clamp holds the last frame; a
+    /// zero-length set shows its first frame), blended by the fade's progress when fading, then
+    /// local() and model() (with `root`) are updated. Without a current set: the bind pose.
+    /// errc::non_finite for a NaN or infinite time (nothing changes).
+    status update_animation(double time, const glm::mat4& root = glm::mat4(1.0f));
+
+    /// The object seed's Animation_Complete: true when there is no current set, or when
+    /// `time - start >= duration` of the current set (the fade's target while fading).
+    bool is_complete(double time) const noexcept;
+
+    // --- Results ------------------------------------------------------------------------------
+
+    /// The local matrices (one per joint, skeleton order): the seeds' TransformationMatrix.
+    const std::vector<glm::mat4>& local() const noexcept { return local_; }
+    /// The model matrices from the last update_hierarchy / update_animation: matCombined.
+    const std::vector<glm::mat4>& model() const noexcept { return model_; }
+
+    /// The object seed's Attach_To_Object: the world matrix of an object attached to a joint,
+    /// `owner_world * model()[joint] * object_local` (owner_world places this player's character;
+    /// leave it the identity when model() already includes it as update's root). `joint_name`
+    /// nullptr means the first root. errc::not_found for an unknown joint.
+    result<glm::mat4> attachment(const char* joint_name, const glm::mat4& object_local,
+                                 const glm::mat4& owner_world = glm::mat4(1.0f)) const;
+    /// The same by joint index; precondition j < skeleton().size() (asserted; out of range gives
+    /// owner_world * object_local).
+    glm::mat4 attachment(std::size_t joint, const glm::mat4& object_local,
+                         const glm::mat4& owner_world = glm::mat4(1.0f)) const;
+
+    /// Bounds of the joints' origins in model space (from model()). All zero for an empty skeleton.
+    joint_bounds bounds() const noexcept;
+
+private:
+    static constexpr std::size_t no_set_ = static_cast<std::size_t>(-1);
+
+    player() = default;
+    status sample_set(std::size_t set, double time, local_pose& out);
+
+    const keyblend::skeleton* skeleton_ = nullptr;
+    const std::vector<clip>* clips_ = nullptr;
+    std::vector<glm::mat4> local_, model_;
+    std::vector<sampling_context> contexts_; // one per set
+    local_pose rest_, pose_, target_pose_;
+    std::size_t current_ = no_set_;
+    double start_ = 0.0;
+    std::size_t target_ = no_set_;
+    double target_start_ = 0.0, fade_duration_ = 0.0;
+};
+
+} // namespace keyblend
+
+#include "impl/player.impl.hpp"
