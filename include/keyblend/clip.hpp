@@ -141,9 +141,11 @@ inline status sample_local_matrices(const clip& c, const skeleton& s, float time
 ///
 /// A context binds itself to a (clip, skeleton) pair on the first sample_clip with them, and
 /// rebinds (clearing its state) when sample_clip is given a different clip or skeleton object, or
-/// one whose channel or joint count changed. Binding allocates; sampling a bound context does not.
-/// After changing the keys of a clip in place, call reset() on the contexts bound to it: until then
-/// their results are unspecified (but memory-safe).
+/// one whose channel array moved or changed size, or whose joint count changed. Binding allocates;
+/// sampling a bound context does not. After changing a bound clip's channels or keys in place, call
+/// reset() on the contexts bound to it: until then their results are unspecified (but
+/// memory-safe: the context reads tracks through the clip's current channel array, and their
+/// current sizes).
 class sampling_context {
 public:
     sampling_context() = default;
@@ -163,6 +165,7 @@ private:
 
     const clip* clip_ = nullptr;
     const skeleton* skeleton_ = nullptr;
+    const channel* channels_ = nullptr; // the clip's channel array when bound
     std::size_t channel_count_ = 0;
     std::size_t joint_count_ = 0;
     std::size_t padded_ = 0;
@@ -170,18 +173,20 @@ private:
     std::size_t bad_channel_ = error::no_index; // first channel whose joint is out of range
     impl::aligned_floats streams_;             // the interval caches, impl::clip_sampler::stream
     std::vector<std::int32_t> channel_of_joint_; // -1: no channel
-    std::vector<track_cursor> cursors_;        // 3 per joint: translation, rotation, scale
-    std::vector<std::uint8_t> nlerp_lanes_;    // per block of pose_lane_block joints, bit per lane
+    std::vector<const void*> tracks_;          // 3 per joint (T, R, S): the track sampled, or null
+    std::vector<std::uint8_t> matrix_;         // per joint: 1 when tracks_ are its matrix track
+    std::vector<std::size_t> cursors_;         // 3 per joint (T, R, S): a track_cursor's index
 };
 
 /// Samples every joint of `c` at `time` (ticks, used as given: wrap it first with clip_time for
 /// looping) into `out`, which is resized to s.size() (no allocation once it has that size).
 ///
 /// Per joint, per component:
-/// - a channel's rotation / translation / scale track: the track's value at `time`, exactly as
-///   sample_track computes it (same key search, same interpolation in the track's mode; at a key's
-///   exact time that key's value bit for bit; ends clamp). The SIMD paths equal the scalar
-///   reference (KEYBLEND_NO_INTRINSICS) to float rounding (FMA contraction).
+/// - a channel's rotation / translation / scale track: the track's value at `time` as sample_track
+///   computes it (same keys, same interpolation in the track's mode; ends clamp), to float rounding:
+///   the interpolation factor is the time offset times the reciprocal of the key interval, where
+///   sample_track divides (an ulp apart). At a key's exact time, that key's value bit for bit. The
+///   SIMD paths equal the scalar one (KEYBLEND_NO_INTRINSICS) to float rounding.
 /// - a component without a track, and every component of a joint without a channel: the bind
 ///   pose (skeleton::bind_transforms), exactly.
 /// - a matrix channel: both keys around `time` split into translation / rotation / scale

@@ -61,7 +61,7 @@ struct trs_lanes {
 };
 
 template <class V>
-trs_lanes<V> load_trs(const local_pose& p, std::size_t i) {
+KEYBLEND_FORCE_INLINE trs_lanes<V> load_trs(const local_pose& p, std::size_t i) {
     using S = local_pose;
     return {{V::load(p.data(S::translation_x) + i), V::load(p.data(S::translation_y) + i),
              V::load(p.data(S::translation_z) + i)},
@@ -72,7 +72,7 @@ trs_lanes<V> load_trs(const local_pose& p, std::size_t i) {
 }
 
 template <class V>
-void store_trs(const trs_lanes<V>& v, local_pose& p, std::size_t i) {
+KEYBLEND_FORCE_INLINE void store_trs(const trs_lanes<V>& v, local_pose& p, std::size_t i) {
     using S = local_pose;
     v.t[0].store(p.data(S::translation_x) + i);
     v.t[1].store(p.data(S::translation_y) + i);
@@ -87,7 +87,7 @@ void store_trs(const trs_lanes<V>& v, local_pose& p, std::size_t i) {
 }
 
 template <class V>
-trs_lanes<V> select(typename V::mask m, const trs_lanes<V>& a, const trs_lanes<V>& b) {
+KEYBLEND_FORCE_INLINE trs_lanes<V> select(typename V::mask m, const trs_lanes<V>& a, const trs_lanes<V>& b) {
     using lanes::select;
     trs_lanes<V> out;
     for (int k = 0; k < 3; ++k) {
@@ -100,7 +100,7 @@ trs_lanes<V> select(typename V::mask m, const trs_lanes<V>& a, const trs_lanes<V
 
 /// Joint weights [i, i + V::width) of a layer: 1 without an array, 0 past its end (padding).
 template <class V>
-V load_joint_weights(const std::vector<float>* weights, std::size_t i) {
+KEYBLEND_FORCE_INLINE V load_joint_weights(const std::vector<float>* weights, std::size_t i) {
     if (!weights) return V::set1(1.0f);
     if (i + V::width <= weights->size()) return V::load(weights->data() + i);
     float tail[V::width] = {};
@@ -110,7 +110,7 @@ V load_joint_weights(const std::vector<float>* weights, std::size_t i) {
 
 /// pose ⊖ reference (see make_additive).
 template <class V>
-trs_lanes<V> additive_difference(const trs_lanes<V>& pose, const trs_lanes<V>& reference) {
+KEYBLEND_FORCE_INLINE trs_lanes<V> additive_difference(const trs_lanes<V>& pose, const trs_lanes<V>& reference) {
     using lanes::select;
     const V zero = V::set1(0.0f), one = V::set1(1.0f);
     trs_lanes<V> d;
@@ -123,7 +123,7 @@ trs_lanes<V> additive_difference(const trs_lanes<V>& pose, const trs_lanes<V>& r
 }
 
 template <class V>
-void blend_lanes(const blend_job& job, std::size_t i) {
+KEYBLEND_FORCE_INLINE void blend_lanes(const blend_job& job, std::size_t i) {
     using lanes::max;
     using lanes::select;
     const V zero = V::set1(0.0f), one = V::set1(1.0f);

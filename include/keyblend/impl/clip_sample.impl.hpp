@@ -10,8 +10,9 @@
 // interval; only the (few) components whose interval was left go back to their track, through a
 // cursor, so forward playback touches each key once. Then every component is interpolated from the
 // cache with the lane kernels, eight joints at a time, straight into the pose's streams. The
-// interval's alpha is `(t - lo) / dt`, the expression locate_keys uses, so the results are
-// sample_track's.
+// interval's alpha is `(t - lo) * (1 / (hi - lo))`, which differs from locate_keys' quotient by at
+// most an ulp, so the results are sample_track's to float rounding (and exactly its keys at key
+// times, where alpha is 0).
 #pragma once
 
 #include "quat_lanes.hpp"
@@ -25,7 +26,7 @@ namespace impl {
 
 struct clip_sampler {
     enum component : unsigned { translation = 0, rotation = 1, scale = 2 };
-    // Streams per component: lo, hi, dt, value 0 (dim floats), value 1 (dim floats).
+    // Streams per component: lo, hi, 1 / (hi - lo) or 0, value 0 (dim floats), value 1 (dim floats).
     static constexpr unsigned dims[3] = {3, 4, 3};
     static constexpr unsigned base[3] = {0, 9, 20};
     // One more stream: 1 where the joint's rotation track interpolates by nlerp, else 0.
@@ -51,16 +52,25 @@ struct clip_sampler {
         out[3] = q.w;
     }
 
+    template <unsigned Comp>
+    static KEYBLEND_FORCE_INLINE void set_interval(sampling_context& c, std::size_t j, float lo,
+                                                   float hi, float dt, const float* v0,
+                                                   const float* v1) {
+        float* p = c.streams_.get() + std::size_t(base[Comp]) * c.capacity_ + j;
+        const std::size_t cap = c.capacity_;
+        p[0] = lo;
+        p[cap] = hi;
+        p[2 * cap] = dt;
+        for (unsigned k = 0; k < dims[Comp]; ++k) {
+            p[(3 + k) * cap] = v0[k];
+            p[(3 + dims[Comp] + k) * cap] = v1[k];
+        }
+    }
     static void set_interval(sampling_context& c, unsigned comp, std::size_t j, float lo, float hi,
                              float dt, const float* v0, const float* v1) {
-        const unsigned b = base[comp];
-        stream(c, b)[j] = lo;
-        stream(c, b + 1)[j] = hi;
-        stream(c, b + 2)[j] = dt;
-        for (unsigned k = 0; k < dims[comp]; ++k) {
-            stream(c, b + 3 + k)[j] = v0[k];
-            stream(c, b + 3 + dims[comp] + k)[j] = v1[k];
-        }
+        if (comp == translation) set_interval<translation>(c, j, lo, hi, dt, v0, v1);
+        else if (comp == rotation) set_interval<rotation>(c, j, lo, hi, dt, v0, v1);
+        else set_interval<scale>(c, j, lo, hi, dt, v0, v1);
     }
 
     /// A value that holds at every time.
@@ -76,47 +86,58 @@ struct clip_sampler {
         set_constant(c, comp, j, v);
     }
 
-    /// The interval of `tr` around `time` (not NaN): [lo, hi), dt, and the keys at either end.
+    /// The keys around `time` (not NaN) in `tr` (not empty), from the cursor: the interval
+    /// [lo, hi) in which they hold, dt, and their indices. Same keys as locate_keys.
     template <class Value>
-    static key_interval locate(const track<Value, float>& tr, float time, track_cursor& cursor,
-                               float& lo, float& hi, float& dt) {
-        const key_interval k = locate_keys(tr, time, cursor);
-        if (k.first == k.second) {
-            // Before the first key, or at / after the last: the value holds until the first key's
-            // time, or for ever.
-            const bool before = time < tr.time(0);
-            lo = before ? -INFINITY : tr.time(k.first);
-            hi = before ? tr.time(0) : INFINITY;
+    static void locate(const track<Value, float>& tr, float time, std::size_t& cursor, float& lo,
+                       float& hi, float& dt, std::size_t& first, std::size_t& second) {
+        const float* times = tr.times().data();
+        const std::size_t n = tr.size();
+        const std::size_t after = keys_at_or_before_from(times, n, time, cursor);
+        if (after == 0) { // before the first key: it holds until its time
+            first = second = 0;
+            lo = -INFINITY;
+            hi = times[0];
+            dt = 0.0f;
+        } else if (after >= n) { // at or after the last key: it holds for ever
+            first = second = n - 1;
+            lo = times[n - 1];
+            hi = INFINITY;
             dt = 0.0f;
         } else {
-            lo = tr.time(k.first);
-            hi = tr.time(k.second);
-            dt = tr.mode() == interpolation::step ? 0.0f : hi - lo;
+            first = after - 1;
+            second = after;
+            lo = times[first];
+            hi = times[second];
+            // The reciprocal of the span, so that a frame multiplies instead of dividing.
+            dt = (tr.mode() == interpolation::step || !(hi > lo)) ? 0.0f : 1.0f / (hi - lo);
         }
-        return k;
     }
 
-    template <class Value>
-    static void refresh_track(sampling_context& c, unsigned comp, std::size_t j,
-                              const track<Value, float>& tr, float time, const transform& bind) {
+    template <unsigned Comp, class Value>
+    static KEYBLEND_FORCE_INLINE void refresh_track(sampling_context& c, std::size_t j,
+                                                    const track<Value, float>& tr, float time,
+                                                    const transform& bind) {
         if (tr.empty()) {
-            set_bind(c, comp, j, bind);
+            set_bind(c, Comp, j, bind);
             return;
         }
         float lo, hi, dt, v0[4], v1[4];
-        const key_interval k = locate(tr, time, c.cursors_[3 * j + comp], lo, hi, dt);
-        components(tr.value(k.first), v0);
-        components(tr.value(k.second), v1);
-        set_interval(c, comp, j, lo, hi, dt, v0, v1);
+        std::size_t first, second;
+        locate(tr, time, c.cursors_[3 * j + Comp], lo, hi, dt, first, second);
+        components(tr.value(first), v0);
+        components(tr.value(second), v1);
+        set_interval<Comp>(c, j, lo, hi, dt, v0, v1);
     }
 
     /// All three components of a matrix channel, from its keys split into T, R, S.
     static void refresh_matrix(sampling_context& c, std::size_t j, const matrix_track<float>& tr,
                                float time) {
         float lo, hi, dt;
-        const key_interval k = locate(tr, time, c.cursors_[3 * j], lo, hi, dt);
-        const transform a = to_transform(tr.value(k.first));
-        const transform b = k.second == k.first ? a : to_transform(tr.value(k.second));
+        std::size_t first, second;
+        locate(tr, time, c.cursors_[3 * j], lo, hi, dt, first, second);
+        const transform a = to_transform(tr.value(first));
+        const transform b = second == first ? a : to_transform(tr.value(second));
         float v0[4], v1[4];
         components(a.translation, v0);
         components(b.translation, v1);
@@ -129,25 +150,51 @@ struct clip_sampler {
         set_interval(c, scale, j, lo, hi, dt, v0, v1);
     }
 
-    static void refresh(sampling_context& c, const clip& cl, const skeleton& s, unsigned comp,
-                        std::size_t j, float time) {
+    template <unsigned Comp>
+    using track_of = std::conditional_t<Comp == rotation, rotation_track<float>, position_track<float>>;
+
+    static const track_of<translation>& component_track(const channel& ch, std::integral_constant<unsigned, translation>) { return ch.translation; }
+    static const track_of<rotation>& component_track(const channel& ch, std::integral_constant<unsigned, rotation>) { return ch.rotation; }
+    static const track_of<scale>& component_track(const channel& ch, std::integral_constant<unsigned, scale>) { return ch.scale; }
+
+    /// The track a (joint, component) samples, found once at bind time: nullptr for none (the
+    /// bind pose), the matrix track for every component of a matrix channel.
+    template <unsigned Comp>
+    static const void* track_for(const channel& ch) {
+        if (ch.has_matrix()) return &ch.matrix;
+        const track_of<Comp>& tr = component_track(ch, std::integral_constant<unsigned, Comp>{});
+        return tr.empty() ? nullptr : &tr;
+    }
+
+    template <unsigned Comp>
+    static void refresh(sampling_context& c, const skeleton& s, std::size_t j, float time) {
         if (j >= c.joint_count_) return; // padding: constant, never refreshed
-        const transform& bind = s.bind_transforms()[j];
-        const std::int32_t index = c.channel_of_joint_[j];
-        if (index < 0) {
-            set_bind(c, comp, j, bind);
-            return;
+        const void* tr = c.tracks_[3 * j + Comp];
+        if (!tr) set_bind(c, Comp, j, s.bind_transforms()[j]);
+        else if (c.matrix_[j]) refresh_matrix(c, j, *static_cast<const matrix_track<float>*>(tr), time);
+        else refresh_track<Comp>(c, j, *static_cast<const track_of<Comp>*>(tr), time, s.bind_transforms()[j]);
+    }
+
+    /// Refreshes the lanes of [i, i + V::width) whose interval for component Comp does not hold
+    /// `t`.
+    template <unsigned Comp, class V>
+    static KEYBLEND_FORCE_INLINE void refresh_stale(sampling_context& c, const skeleton& s,
+                                                    float time, V t, std::size_t i) {
+        constexpr unsigned all = (1u << V::width) - 1u;
+        const V lo = V::load(stream(c, base[Comp]) + i);
+        const V hi = V::load(stream(c, base[Comp] + 1) + i);
+        unsigned stale = ~lanes::bits((lo <= t) & (t < hi)) & all;
+        while (stale) {
+            const unsigned lane = lanes::lowest_set_bit(stale);
+            stale &= stale - 1u;
+            refresh<Comp>(c, s, i + lane, time);
         }
-        const channel& ch = cl.channels[static_cast<std::size_t>(index)];
-        if (ch.has_matrix()) refresh_matrix(c, j, ch.matrix, time);
-        else if (comp == translation) refresh_track(c, comp, j, ch.translation, time, bind);
-        else if (comp == rotation) refresh_track(c, comp, j, ch.rotation, time, bind);
-        else refresh_track(c, comp, j, ch.scale, time, bind);
     }
 
     static void bind(sampling_context& c, const clip& cl, const skeleton& s) {
         c.clip_ = &cl;
         c.skeleton_ = &s;
+        c.channels_ = cl.channels.data();
         c.channel_count_ = cl.channels.size();
         c.joint_count_ = s.size();
         c.padded_ = (s.size() + pose_lane_block - 1) / pose_lane_block * pose_lane_block;
@@ -162,7 +209,9 @@ struct clip_sampler {
             if (j < s.size()) c.channel_of_joint_[j] = static_cast<std::int32_t>(i);
             else if (c.bad_channel_ == error::no_index) c.bad_channel_ = i;
         }
-        c.cursors_.assign(3 * s.size(), track_cursor{});
+        c.cursors_.assign(3 * s.size(), 0);
+        c.tracks_.assign(3 * s.size(), nullptr);
+        c.matrix_.assign(s.size(), 0);
         const transform identity;
         for (std::size_t j = 0; j < c.padded_; ++j) {
             const std::int32_t index = j < s.size() ? c.channel_of_joint_[j] : -1;
@@ -176,6 +225,10 @@ struct clip_sampler {
                 stream(c, base[comp] + 1)[j] = -INFINITY;
             }
             const channel& ch = cl.channels[static_cast<std::size_t>(index)];
+            c.tracks_[3 * j + translation] = track_for<translation>(ch);
+            c.tracks_[3 * j + rotation] = track_for<rotation>(ch);
+            c.tracks_[3 * j + scale] = track_for<scale>(ch);
+            c.matrix_[j] = ch.has_matrix() ? 1 : 0;
             if (!ch.has_matrix() && !ch.rotation.empty() &&
                 ch.rotation.mode() == interpolation::nlerp)
                 stream(c, nlerp_stream)[j] = 1.0f;
@@ -183,34 +236,26 @@ struct clip_sampler {
     }
 
     static bool is_bound(const sampling_context& c, const clip& cl, const skeleton& s) {
-        return c.clip_ == &cl && c.skeleton_ == &s && c.channel_count_ == cl.channels.size() &&
+        // The channels' address too: the context keeps pointers to their tracks.
+        return c.clip_ == &cl && c.skeleton_ == &s && c.channels_ == cl.channels.data() &&
+               c.channel_count_ == cl.channels.size() &&
                c.joint_count_ == s.size() && c.streams_;
     }
 
-    /// Joints [i, i + V::width): refresh the intervals the time has left, then interpolate.
+    /// Joints [i, i + V::width): interpolate the cached intervals at `time` into `out`.
     template <class V>
-    static void sample_lanes(sampling_context& c, const clip& cl, const skeleton& s, float time,
-                             std::size_t i, local_pose& out) {
+    static KEYBLEND_FORCE_INLINE void interpolate_lanes(const sampling_context& c, float time,
+                                                       std::size_t i, local_pose& out) {
         using lanes::bits;
         using lanes::select;
         const V t = V::set1(time), zero = V::set1(0.0f);
-        constexpr unsigned all = (1u << V::width) - 1u;
-        for (unsigned comp = 0; comp < 3; ++comp) {
-            const V lo = V::load(stream(c, base[comp]) + i);
-            const V hi = V::load(stream(c, base[comp] + 1) + i);
-            unsigned stale = ~bits((lo <= t) & (t < hi)) & all;
-            while (stale) {
-                const unsigned lane = lanes::lowest_set_bit(stale);
-                stale &= stale - 1u;
-                refresh(c, cl, s, comp, i + lane, time);
-            }
-        }
         V alpha[3];
         typename V::mask at_key[3];
         for (unsigned comp = 0; comp < 3; ++comp) {
             const V lo = V::load(stream(c, base[comp]) + i);
-            const V dt = V::load(stream(c, base[comp] + 2) + i);
-            alpha[comp] = select(dt > zero, (t - lo) / dt, zero);
+            const V inv_span = V::load(stream(c, base[comp] + 2) + i);
+            // (clamp01 maps the NaN of an infinite lo times 0, and rounding, into [0, 1].)
+            alpha[comp] = lanes::clamp01(select(inv_span > zero, (t - lo) * inv_span, zero));
             at_key[comp] = alpha[comp] == zero;
         }
         using S = local_pose;
@@ -230,9 +275,17 @@ struct clip_sampler {
                                V::load(stream(c, r + 4) + i), V::load(stream(c, r + 5) + i)};
         const quat_lanes<V> qb{V::load(stream(c, r + 10) + i), V::load(stream(c, r + 7) + i),
                                V::load(stream(c, r + 8) + i), V::load(stream(c, r + 9) + i)};
-        quat_lanes<V> q = slerp(qa, qb, alpha[rotation]);
+        // Each interpolator only where some lane uses it.
+        constexpr unsigned all = (1u << V::width) - 1u;
         const typename V::mask use_nlerp = V::load(stream(c, nlerp_stream) + i) != zero;
-        if (bits(use_nlerp)) q = select(use_nlerp, nlerp(qa, qb, alpha[rotation]), q);
+        const unsigned nlerp_lanes = bits(use_nlerp);
+        quat_lanes<V> q;
+        if (nlerp_lanes == all) {
+            q = nlerp(qa, qb, alpha[rotation]);
+        } else {
+            q = slerp(qa, qb, alpha[rotation]);
+            if (nlerp_lanes) q = select(use_nlerp, nlerp(qa, qb, alpha[rotation]), q);
+        }
         q.x.store(out.data(S::rotation_x) + i);
         q.y.store(out.data(S::rotation_y) + i);
         q.z.store(out.data(S::rotation_z) + i);
@@ -248,7 +301,15 @@ struct clip_sampler {
         // of the last interval (hi = +inf) still contains it.
         if (std::isnan(time)) time = -INFINITY;
         if (time > FLT_MAX) time = FLT_MAX;
-        for (std::size_t i = 0; i < c.padded_; i += V::width) sample_lanes<V>(c, cl, s, time, i, out);
+        // Two passes: the scalar refreshes first, then the vector interpolation alone, so that
+        // consecutive groups of joints overlap in the out-of-order window.
+        const V t = V::set1(time);
+        for (std::size_t i = 0; i < c.padded_; i += V::width) {
+            refresh_stale<translation>(c, s, time, t, i);
+            refresh_stale<rotation>(c, s, time, t, i);
+            refresh_stale<scale>(c, s, time, t, i);
+        }
+        for (std::size_t i = 0; i < c.padded_; i += V::width) interpolate_lanes<V>(c, time, i, out);
         if (c.bad_channel_ == error::no_index) return {};
         return make_error(errc::out_of_range,
                           "clip '" + cl.name + "' channel " + std::to_string(c.bad_channel_) +

@@ -34,6 +34,16 @@
 #endif
 #endif
 
+// The lane kernels are small and called in hot loops on values that live in registers: inlining
+// them is what keeps those values out of memory (GCC otherwise outlines slerp<f8>).
+#if defined(__GNUC__) || defined(__clang__)
+#define KEYBLEND_FORCE_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define KEYBLEND_FORCE_INLINE __forceinline
+#else
+#define KEYBLEND_FORCE_INLINE inline
+#endif
+
 namespace keyblend {
 
 /// Pose streams are padded to a multiple of this many joints, so every lane type divides them.

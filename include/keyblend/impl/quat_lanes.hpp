@@ -25,25 +25,25 @@ struct quat_lanes {
 };
 
 template <class V>
-quat_lanes<V> select(typename V::mask m, const quat_lanes<V>& a, const quat_lanes<V>& b) {
+KEYBLEND_FORCE_INLINE quat_lanes<V> select(typename V::mask m, const quat_lanes<V>& a, const quat_lanes<V>& b) {
     using lanes::select;
     return {select(m, a.w, b.w), select(m, a.x, b.x), select(m, a.y, b.y), select(m, a.z, b.z)};
 }
 
 /// (a.w b.w + a.x b.x) + (a.y b.y + a.z b.z): a tree, as keyblend::quat_dot.
 template <class V>
-V dot(const quat_lanes<V>& a, const quat_lanes<V>& b) {
+KEYBLEND_FORCE_INLINE V dot(const quat_lanes<V>& a, const quat_lanes<V>& b) {
     return (a.w * b.w + a.x * b.x) + (a.y * b.y + a.z * b.z);
 }
 
 template <class V>
-quat_lanes<V> scale(const quat_lanes<V>& q, V s) {
+KEYBLEND_FORCE_INLINE quat_lanes<V> scale(const quat_lanes<V>& q, V s) {
     return {q.w * s, q.x * s, q.y * s, q.z * s};
 }
 
 /// The Hamilton product a * b (apply b, then a), as glm's quaternion operator*.
 template <class V>
-quat_lanes<V> multiply(const quat_lanes<V>& a, const quat_lanes<V>& b) {
+KEYBLEND_FORCE_INLINE quat_lanes<V> multiply(const quat_lanes<V>& a, const quat_lanes<V>& b) {
     return {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
             a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
             a.w * b.y + a.y * b.w + a.z * b.x - a.x * b.z,
@@ -51,13 +51,13 @@ quat_lanes<V> multiply(const quat_lanes<V>& a, const quat_lanes<V>& b) {
 }
 
 template <class V>
-quat_lanes<V> conjugate(const quat_lanes<V>& q) {
+KEYBLEND_FORCE_INLINE quat_lanes<V> conjugate(const quat_lanes<V>& q) {
     return {q.w, -q.x, -q.y, -q.z};
 }
 
 /// q / |q|, and the identity where |q| is zero or not finite (keyblend::normalize_or_identity).
 template <class V>
-quat_lanes<V> normalize_or_identity(const quat_lanes<V>& q) {
+KEYBLEND_FORCE_INLINE quat_lanes<V> normalize_or_identity(const quat_lanes<V>& q) {
     using lanes::sqrt;
     const V len = sqrt(dot(q, q));
     const typename V::mask good = (len > V::set1(0.0f)) & (len < V::set1(INFINITY));
@@ -68,7 +68,7 @@ quat_lanes<V> normalize_or_identity(const quat_lanes<V>& q) {
 /// keyblend::nlerp, lane by lane: `a` where t == 0, `b` where t == 1, otherwise the normalised
 /// short-path lerp.
 template <class V>
-quat_lanes<V> nlerp(const quat_lanes<V>& a, const quat_lanes<V>& b, V t) {
+KEYBLEND_FORCE_INLINE quat_lanes<V> nlerp(const quat_lanes<V>& a, const quat_lanes<V>& b, V t) {
     using lanes::select;
     const V s = select(dot(a, b) < V::set1(0.0f), V::set1(-1.0f), V::set1(1.0f));
     const quat_lanes<V> r = normalize_or_identity(quat_lanes<V>{
@@ -80,7 +80,7 @@ quat_lanes<V> nlerp(const quat_lanes<V>& a, const quat_lanes<V>& b, V t) {
 /// sin and cos of x in [0, π/2], by their Taylor series to x^13 / x^14 (truncation error below
 /// 1e-9 on that range; float rounding dominates). Branch-free and several times cheaper than libm.
 template <class V>
-void sin_cos_quarter_turn(V x, V& sin_x, V& cos_x) {
+KEYBLEND_FORCE_INLINE void sin_cos_quarter_turn(V x, V& sin_x, V& cos_x) {
     // Estrin's scheme: the powers are computed once and the terms in pairs, so the dependency
     // chain is 4 multiplies deep instead of Horner's 7.
     const V x2 = x * x;
@@ -101,7 +101,7 @@ void sin_cos_quarter_turn(V x, V& sin_x, V& cos_x) {
 /// asin(x) for x in [0, 1], to about 1 ulp: Cephes' single-precision minimax polynomial on
 /// [0, 0.5] and asin(x) = π/2 − 2 asin(√((1 − x) / 2)) above.
 template <class V>
-V asin_unit(V x) {
+KEYBLEND_FORCE_INLINE V asin_unit(V x) {
     using lanes::select;
     using lanes::sqrt;
     const typename V::mask high = x > V::set1(0.5f);
@@ -115,7 +115,7 @@ V asin_unit(V x) {
 
 /// keyblend::slerp, lane by lane (see its contract in math.hpp).
 template <class V>
-quat_lanes<V> slerp(const quat_lanes<V>& a, const quat_lanes<V>& b, V t) {
+KEYBLEND_FORCE_INLINE quat_lanes<V> slerp(const quat_lanes<V>& a, const quat_lanes<V>& b, V t) {
     using lanes::max;
     using lanes::min;
     using lanes::select;
@@ -148,9 +148,11 @@ quat_lanes<V> slerp(const quat_lanes<V>& a, const quat_lanes<V>& b, V t) {
     const V n2 = dot(r, r);
     V inv = V::set1(1.5f) - half * n2;
     inv = inv * (V::set1(1.5f) - half * n2 * inv * inv);
-    // Below an angle of 1e-6 rad slerp and nlerp agree to float precision.
-    const quat_lanes<V> out =
-        select(theta > V::set1(1e-6f), scale(r, inv), nlerp(a, c, t));
+    quat_lanes<V> out = scale(r, inv);
+    // Below an angle of 1e-6 rad slerp and nlerp agree to float precision (and wc above is not
+    // finite). Rare: computed only when a lane needs it.
+    const typename V::mask tiny = !(theta > V::set1(1e-6f));
+    if (lanes::bits(tiny)) out = select(tiny, nlerp(a, c, t), out);
     return select(t == zero, a, select(t == one, b, out));
 }
 

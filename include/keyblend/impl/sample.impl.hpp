@@ -102,40 +102,52 @@ key_interval locate_keys(const Time* times, std::size_t count, Query time) {
                                      impl::keys_at_or_before(times, count, time));
 }
 
+namespace impl {
+/// The number of keys at or before `time` (as keys_at_or_before), searched from `index`, the first
+/// key of a previous search (the cursor), which is updated. O(1) when the time moved by a few keys
+/// in either direction; a longer jump binary-searches the rest. Precondition: count > 0.
+template <class Time, class Query>
+inline std::size_t keys_at_or_before_from(const Time* times, std::size_t count, Query time,
+                                          std::size_t& index) {
+    // A walk longer than this many keys is a jump: binary search the rest instead.
+    constexpr std::size_t max_steps = 4;
+    std::size_t i = std::min(index, count - 1);
+    std::size_t after; // number of keys at or before `time`
+    if (key_at_or_before(times[i], time)) {
+        // Forward: times[i] <= time; advance while the next key is also at or before it.
+        std::size_t steps = 0;
+        while (i + 1 < count && key_at_or_before(times[i + 1], time) && steps < max_steps) {
+            ++i;
+            ++steps;
+        }
+        if (i + 1 < count && key_at_or_before(times[i + 1], time))
+            after = i + 1 + keys_at_or_before(times + i + 1, count - i - 1, time);
+        else
+            after = i + 1;
+    } else {
+        // Backward: time < times[i]; step back while the previous key is also after it.
+        std::size_t steps = 0;
+        while (i > 0 && !key_at_or_before(times[i - 1], time) && steps < max_steps) {
+            --i;
+            ++steps;
+        }
+        if (i > 0 && !key_at_or_before(times[i - 1], time))
+            after = keys_at_or_before(times, i, time);
+        else
+            after = i;
+    }
+    index = after > 0 ? after - 1 : 0;
+    return after;
+}
+} // namespace impl
+
 template <class Time, class Query>
 key_interval locate_keys(const Time* times, std::size_t count, Query time, track_cursor& cursor) {
     if (count == 0) {
         cursor.index_ = 0;
         return {0, 0, 0.0f};
     }
-    // A walk longer than this many keys is a jump: binary search the rest instead.
-    constexpr std::size_t max_steps = 4;
-    std::size_t i = std::min(cursor.index_, count - 1);
-    std::size_t after; // number of keys at or before `time`
-    if (impl::key_at_or_before(times[i], time)) {
-        // Forward: times[i] <= time; advance while the next key is also at or before it.
-        std::size_t steps = 0;
-        while (i + 1 < count && impl::key_at_or_before(times[i + 1], time) && steps < max_steps) {
-            ++i;
-            ++steps;
-        }
-        if (i + 1 < count && impl::key_at_or_before(times[i + 1], time))
-            after = i + 1 + impl::keys_at_or_before(times + i + 1, count - i - 1, time);
-        else
-            after = i + 1;
-    } else {
-        // Backward: time < times[i]; step back while the previous key is also after it.
-        std::size_t steps = 0;
-        while (i > 0 && !impl::key_at_or_before(times[i - 1], time) && steps < max_steps) {
-            --i;
-            ++steps;
-        }
-        if (i > 0 && !impl::key_at_or_before(times[i - 1], time))
-            after = impl::keys_at_or_before(times, i, time);
-        else
-            after = i;
-    }
-    cursor.index_ = after > 0 ? after - 1 : 0;
+    const std::size_t after = impl::keys_at_or_before_from(times, count, time, cursor.index_);
     return impl::interval_from_count(times, count, time, after);
 }
 
