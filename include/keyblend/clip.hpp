@@ -175,6 +175,8 @@ private:
     std::vector<std::int32_t> channel_of_joint_; // -1: no channel
     std::vector<const void*> tracks_;          // 3 per joint (T, R, S): the track sampled, or null
     std::vector<std::uint8_t> matrix_;         // per joint: 1 when tracks_ are its matrix track
+    std::vector<std::uint8_t> shared_;         // per block of 8 joints x (T, R, S): lanes keyed alike
+    std::vector<std::size_t> shared_cursors_;  // per block x (T, R, S): their common cursor
     std::vector<std::size_t> cursors_;         // 3 per joint (T, R, S): a track_cursor's index
 };
 

@@ -175,6 +175,68 @@ struct clip_sampler {
         else refresh_track<Comp>(c, j, *static_cast<const track_of<Comp>*>(tr), time, s.bind_transforms()[j]);
     }
 
+    /// Where x, y, z, w sit in a glm::quat's memory (GLM_FORCE_QUAT_DATA_WXYZ moves w first).
+    static unsigned quat_slot(unsigned component) {
+        static const glm::quat q = glm::identity<glm::quat>();
+        const float* members[4] = {&q.x, &q.y, &q.z, &q.w};
+        return static_cast<unsigned>(members[component] - reinterpret_cast<const float*>(&q));
+    }
+
+    /// Refreshes lanes `lanes_mask` of [i, i + V::width), a block whose animated lanes all key
+    /// component Comp at the same times (`sampling_context::shared_`): one key search for all of
+    /// them, their keys loaded and transposed into the cache a vector at a time.
+    template <unsigned Comp, class V>
+    static void refresh_shared(sampling_context& c, const skeleton& s, std::size_t i, unsigned lanes_mask,
+                               float time) {
+        constexpr unsigned dim = dims[Comp];
+        const std::size_t lead_joint = i + lanes::lowest_set_bit(lanes_mask);
+        const auto& lead = *static_cast<const track_of<Comp>*>(c.tracks_[3 * lead_joint + Comp]);
+        const std::size_t n = lead.size();
+        float lo = -INFINITY, hi = INFINITY, inv = 0.0f;
+        std::size_t first = 0, second = 0;
+        if (n > 0)
+            locate(lead, time, c.shared_cursors_[(i / pose_lane_block) * 3 + Comp], lo, hi, inv, first, second);
+        static const float unused[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        const float* key0[V::width];
+        const float* key1[V::width];
+        unsigned take = 0;
+        for (unsigned lane = 0; lane < V::width; ++lane) {
+            key0[lane] = key1[lane] = unused;
+            if (!(lanes_mask >> lane & 1u)) continue;
+            const std::size_t j = i + lane;
+            const auto& tr = *static_cast<const track_of<Comp>*>(c.tracks_[3 * j + Comp]);
+            // The keys were checked equal at bind time; a clip changed since (without reset())
+            // still stays in bounds: that lane searches its own track.
+            if (tr.size() != n || n == 0 || tr.mode() != lead.mode()) {
+                refresh<Comp>(c, s, j, time);
+                continue;
+            }
+            key0[lane] = reinterpret_cast<const float*>(&tr.value(first));
+            key1[lane] = reinterpret_cast<const float*>(&tr.value(second));
+            take |= 1u << lane;
+        }
+        if (!take) return;
+        V a[4], b[4];
+        lanes::load_transposed<dim>(key0, a);
+        lanes::load_transposed<dim>(key1, b);
+        const typename V::mask m = V::from_bits(take);
+        float* p = c.streams_.get() + std::size_t(base[Comp]) * c.capacity_ + i;
+        const std::size_t cap = c.capacity_;
+        const auto put = [&](std::size_t stream_offset, V value) {
+            float* q = p + stream_offset * cap;
+            lanes::select(m, value, V::load(q)).store(q);
+        };
+        put(0, V::set1(lo));
+        put(1, V::set1(hi));
+        put(2, V::set1(inv));
+        for (unsigned k = 0; k < dim; ++k) {
+            // Stream k holds component k (x, y, z[, w]); row slot is where it sits in memory.
+            const unsigned slot = dim == 4 ? quat_slot(k) : k;
+            put(3 + k, a[slot]);
+            put(3 + dim + k, b[slot]);
+        }
+    }
+
     /// Refreshes the lanes of [i, i + V::width) whose interval for component Comp does not hold
     /// `t`.
     template <unsigned Comp, class V>
@@ -184,10 +246,41 @@ struct clip_sampler {
         const V lo = V::load(stream(c, base[Comp]) + i);
         const V hi = V::load(stream(c, base[Comp] + 1) + i);
         unsigned stale = ~lanes::bits((lo <= t) & (t < hi)) & all;
+        if (!stale) return;
+        const unsigned shift = static_cast<unsigned>(i % pose_lane_block);
+        const unsigned shared = (c.shared_[(i / pose_lane_block) * 3 + Comp] >> shift) & all;
+        if (shared && stale == shared) {
+            refresh_shared<Comp, V>(c, s, i, stale, time);
+            return;
+        }
         while (stale) {
             const unsigned lane = lanes::lowest_set_bit(stale);
             stale &= stale - 1u;
             refresh<Comp>(c, s, i + lane, time);
+        }
+    }
+
+    /// For each block of pose_lane_block joints and component: the lanes whose tracks all have the
+    /// same key times and mode, when every animated lane of the block does (else 0).
+    template <unsigned Comp>
+    static void find_shared_keys(sampling_context& c) {
+        for (std::size_t block = 0; block < c.padded_ / pose_lane_block; ++block) {
+            unsigned lanes_mask = 0;
+            const track_of<Comp>* lead = nullptr;
+            bool same = true;
+            for (unsigned lane = 0; lane < pose_lane_block && same; ++lane) {
+                const std::size_t j = block * pose_lane_block + lane;
+                if (j >= c.joint_count_ || !c.tracks_[3 * j + Comp]) continue;
+                if (c.matrix_[j]) {
+                    same = false;
+                    break;
+                }
+                const auto* tr = static_cast<const track_of<Comp>*>(c.tracks_[3 * j + Comp]);
+                if (!lead) lead = tr;
+                same = tr->times() == lead->times() && tr->mode() == lead->mode();
+                lanes_mask |= 1u << lane;
+            }
+            c.shared_[block * 3 + Comp] = static_cast<std::uint8_t>(same && lanes_mask ? lanes_mask : 0u);
         }
     }
 
@@ -233,6 +326,11 @@ struct clip_sampler {
                 ch.rotation.mode() == interpolation::nlerp)
                 stream(c, nlerp_stream)[j] = 1.0f;
         }
+        c.shared_.assign(c.padded_ / pose_lane_block * 3, 0);
+        c.shared_cursors_.assign(c.padded_ / pose_lane_block * 3, 0);
+        find_shared_keys<translation>(c);
+        find_shared_keys<rotation>(c);
+        find_shared_keys<scale>(c);
     }
 
     static bool is_bound(const sampling_context& c, const clip& cl, const skeleton& s) {
@@ -326,6 +424,7 @@ inline sampling_context& sampling_context::operator=(const sampling_context& oth
     if (this == &other) return *this;
     clip_ = other.clip_;
     skeleton_ = other.skeleton_;
+    channels_ = other.channels_;
     channel_count_ = other.channel_count_;
     joint_count_ = other.joint_count_;
     padded_ = other.padded_;
@@ -333,6 +432,10 @@ inline sampling_context& sampling_context::operator=(const sampling_context& oth
     bad_channel_ = other.bad_channel_;
     channel_of_joint_ = other.channel_of_joint_;
     cursors_ = other.cursors_;
+    tracks_ = other.tracks_;
+    matrix_ = other.matrix_;
+    shared_ = other.shared_;
+    shared_cursors_ = other.shared_cursors_;
     streams_.reset();
     if (other.streams_) {
         const std::size_t n = impl::clip_sampler::stream_count * capacity_;

@@ -80,6 +80,8 @@ struct f1 {
     float v;
     static f1 load(const float* p) { return {*p}; }
     static f1 set1(float x) { return {x}; }
+    /// The mask whose lane i is set where bit i of `b` is.
+    static m1 from_bits(unsigned b) { return {(b & 1u) != 0}; }
     void store(float* p) const { *p = v; }
 };
 inline f1 operator+(f1 a, f1 b) { return {a.v + b.v}; }
@@ -119,6 +121,11 @@ struct f4 {
     __m128 v;
     static f4 load(const float* p) { return {_mm_loadu_ps(p)}; }
     static f4 set1(float x) { return {_mm_set1_ps(x)}; }
+    static m4 from_bits(unsigned b) {
+        const __m128i bit = _mm_setr_epi32(1, 2, 4, 8);
+        const __m128i v = _mm_and_si128(_mm_set1_epi32(static_cast<int>(b)), bit);
+        return {_mm_castsi128_ps(_mm_cmpeq_epi32(v, bit))};
+    }
     void store(float* p) const { _mm_storeu_ps(p, v); }
 };
 inline f4 operator+(f4 a, f4 b) { return {_mm_add_ps(a.v, b.v)}; }
@@ -167,6 +174,11 @@ struct f8 {
     __m256 v;
     static f8 load(const float* p) { return {_mm256_loadu_ps(p)}; }
     static f8 set1(float x) { return {_mm256_set1_ps(x)}; }
+    static m8 from_bits(unsigned b) {
+        const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        const __m256i v = _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(b)), bit);
+        return {_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, bit))};
+    }
     void store(float* p) const { _mm256_storeu_ps(p, v); }
 };
 inline f8 operator+(f8 a, f8 b) { return {_mm256_add_ps(a.v, b.v)}; }
@@ -200,6 +212,50 @@ using native = f8;
 using native = f4;
 #else
 using native = f1;
+#endif
+
+/// Loads `Dim` (3 or 4) consecutive floats from each of V::width addresses and transposes them:
+/// out[d] lane l = rows[l][d]. Reads exactly Dim floats per address (never past a vec3).
+template <unsigned Dim>
+inline void load_transposed(const float* const* rows, f1* out) {
+    for (unsigned d = 0; d < Dim; ++d) out[d] = {rows[0][d]};
+}
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+template <unsigned Dim>
+inline __m128 load_row(const float* p) {
+    if constexpr (Dim == 4) {
+        return _mm_loadu_ps(p);
+    } else {
+        // x, y from one 8-byte load, z from a 4-byte one: 12 bytes, nothing past the vec3.
+        const __m128 xy = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(p)));
+        return _mm_movelh_ps(xy, _mm_load_ss(p + 2));
+    }
+}
+template <unsigned Dim>
+inline void transpose4(const float* const* rows, __m128* out) {
+    __m128 r0 = load_row<Dim>(rows[0]), r1 = load_row<Dim>(rows[1]);
+    __m128 r2 = load_row<Dim>(rows[2]), r3 = load_row<Dim>(rows[3]);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    out[0] = r0;
+    out[1] = r1;
+    out[2] = r2;
+    out[3] = r3;
+}
+template <unsigned Dim>
+inline void load_transposed(const float* const* rows, f4* out) {
+    __m128 t[4];
+    transpose4<Dim>(rows, t);
+    for (unsigned d = 0; d < Dim; ++d) out[d] = {t[d]};
+}
+#endif
+#if defined(KEYBLEND_LANES_AVX2)
+template <unsigned Dim>
+inline void load_transposed(const float* const* rows, f8* out) {
+    __m128 lo[4], hi[4];
+    transpose4<Dim>(rows, lo);
+    transpose4<Dim>(rows + 4, hi);
+    for (unsigned d = 0; d < Dim; ++d) out[d] = {_mm256_set_m128(hi[d], lo[d])};
+}
 #endif
 
 /// The index of the lowest set bit of a non-zero mask from bits().
