@@ -249,9 +249,9 @@ struct clip_sampler {
         if (!stale) return;
         const unsigned shift = static_cast<unsigned>(i % pose_lane_block);
         const unsigned shared = (c.shared_[(i / pose_lane_block) * 3 + Comp] >> shift) & all;
-        if (shared && stale == shared) {
-            refresh_shared<Comp, V>(c, s, i, stale, time);
-            return;
+        if (shared && (stale & shared) == shared) {
+            refresh_shared<Comp, V>(c, s, i, shared, time);
+            stale &= ~shared;
         }
         while (stale) {
             const unsigned lane = lanes::lowest_set_bit(stale);
@@ -260,27 +260,24 @@ struct clip_sampler {
         }
     }
 
-    /// For each block of pose_lane_block joints and component: the lanes whose tracks all have the
-    /// same key times and mode, when every animated lane of the block does (else 0).
+    /// For each block of pose_lane_block joints and component: the lanes whose tracks have the same
+    /// key times and mode as the block's first track with two keys or more (matrix channels, keyed
+    /// separately, never join). 0 when fewer than two lanes agree.
     template <unsigned Comp>
     static void find_shared_keys(sampling_context& c) {
         for (std::size_t block = 0; block < c.padded_ / pose_lane_block; ++block) {
             unsigned lanes_mask = 0;
             const track_of<Comp>* lead = nullptr;
-            bool same = true;
-            for (unsigned lane = 0; lane < pose_lane_block && same; ++lane) {
+            for (unsigned lane = 0; lane < pose_lane_block; ++lane) {
                 const std::size_t j = block * pose_lane_block + lane;
-                if (j >= c.joint_count_ || !c.tracks_[3 * j + Comp]) continue;
-                if (c.matrix_[j]) {
-                    same = false;
-                    break;
-                }
+                if (j >= c.joint_count_ || !c.tracks_[3 * j + Comp] || c.matrix_[j]) continue;
                 const auto* tr = static_cast<const track_of<Comp>*>(c.tracks_[3 * j + Comp]);
+                if (tr->size() < 2) continue;
                 if (!lead) lead = tr;
-                same = tr->times() == lead->times() && tr->mode() == lead->mode();
-                lanes_mask |= 1u << lane;
+                if (tr->times() == lead->times() && tr->mode() == lead->mode()) lanes_mask |= 1u << lane;
             }
-            c.shared_[block * 3 + Comp] = static_cast<std::uint8_t>(same && lanes_mask ? lanes_mask : 0u);
+            const bool several = lanes_mask & (lanes_mask - 1u);
+            c.shared_[block * 3 + Comp] = static_cast<std::uint8_t>(several ? lanes_mask : 0u);
         }
     }
 
