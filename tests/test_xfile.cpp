@@ -718,7 +718,7 @@ TEST_CASE("malformed text: each problem is reported with its kind, place and ind
          "line 4, column 29: SkinWeights: expected a vertex index (an integer), found '0.5'"},
         {"a face vertex index out of range",
          "Mesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 3;0,1,9;; }", errc::parse_error,
-         "Mesh: face 0: vertex index 9 is out of range (nVertices 3)", 9},
+         "line 2, column 56: Mesh: face 0, corner 2: vertex index 9 is out of range (nVertices 3)", 9},
         {"a face with two corners",
          "Mesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 2;0,1;; }", errc::parse_error,
          "face 0 has 2 corners; a face needs 3 or more", 0},

@@ -18,6 +18,9 @@
 //   bool skip_guid()             GUID / <...>
 //   bool read_uint(uint32&)      one integer value
 //   bool read_float(float&)      one float value (64-bit floats are converted)
+//   std::size_t read_uints(uint32*, n) / read_floats(float*, n)
+//                                up to n values; returns how many were read (all n, or fewer when
+//                                the next token is not one of them: it is then left unread)
 //   bool skip_token()            any one token (a whole list in binary); false at the end
 //   bool skip_to_depth(d)        consumes tokens until depth() == d; false if the input ends first
 //   std::string describe()       the next token, for "found ..." in messages
@@ -112,6 +115,44 @@ struct text_char_table {
 };
 inline constexpr text_char_table text_chars{};
 
+/// The fast path of decimal to float. `[-]digits[.digits]` is m * 10^e exactly; when m < 2^53 and
+/// |e| <= 22, m and 10^|e| are doubles exactly, so one IEEE multiplication or division gives d, the
+/// double nearest the decimal (Clinger's fast path). Rounding d to float then gives the float
+/// nearest the decimal — the float from_chars gives — unless d lies exactly halfway between two
+/// floats (the decimal may be on either side), which is checked. That covers every number
+/// exporters write. Returns where the number ends, or nullptr for anything else (an exponent, 20
+/// or more digits, a halfway case, no digits), which from_chars then decides.
+inline const char* parse_decimal_exactly(const char* p, const char* end, float& out) {
+    static constexpr double powers[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const bool negative = p != end && *p == '-';
+    p += negative;
+    const auto digit = [&] { return p != end && static_cast<unsigned>(*p - '0') < 10; };
+    std::uint64_t m = 0;
+    const char* const start = p;
+    for (; digit(); ++p) m = m * 10 + static_cast<std::uint64_t>(*p - '0');
+    std::ptrdiff_t digits = p - start, fraction = 0;
+    if (p != end && *p == '.') {
+        const char* const point = ++p;
+        for (; digit(); ++p) m = m * 10 + static_cast<std::uint64_t>(*p - '0');
+        fraction = p - point;
+        digits += fraction;
+    }
+    if (digits == 0 || digits > 19 || m >= (std::uint64_t{1} << 53) || fraction > 22)
+        return nullptr;
+    if (p != end && (*p == 'e' || *p == 'E')) return nullptr;
+    const double d = static_cast<double>(m) / powers[fraction];
+    std::uint64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    // Halfway between two floats: the 29 mantissa bits a float drops are 1000...0. Below float's
+    // normal range the dropped bits differ: leave those to from_chars too.
+    if ((bits & 0x1fffffffu) == 0x10000000u || (d != 0.0 && d < 0x1p-126)) return nullptr;
+    const float v = static_cast<float>(d);
+    out = negative ? -v : v;
+    return p;
+}
+
 class text_lexer {
 public:
     /// `data` is the whole file (header included, so that lines and columns count from its
@@ -202,9 +243,14 @@ public:
             if (p != end_ && *p == '-') return false;
         }
         float v = 0.0f;
-        const std::from_chars_result r = std::from_chars(p, end_, v);
-        if (r.ec != std::errc()) return false; // not a number, or beyond float's range
-        p = r.ptr;
+        const char* const after = parse_decimal_exactly(p, end_, v);
+        if (after != nullptr) {
+            p = after;
+        } else {
+            const std::from_chars_result r = std::from_chars(p, end_, v);
+            if (r.ec != std::errc()) return false; // not a number, or beyond float's range
+            p = r.ptr;
+        }
         if (p != end_ && *p == '#') {
             // MSVC's printf of a NaN or infinity: -1.#IND00, 1.#QNAN0, 1.#SNAN0, 1.#INF00.
             const std::string_view rest(p, static_cast<std::size_t>(token_end(p) - p));
@@ -223,6 +269,18 @@ public:
         last_ = pos_;
         pos_ = p;
         return true;
+    }
+
+    std::size_t read_uints(std::uint32_t* out, std::size_t n) {
+        std::size_t i = 0;
+        while (i < n && read_uint(out[i])) ++i;
+        return i;
+    }
+
+    std::size_t read_floats(float* out, std::size_t n) {
+        std::size_t i = 0;
+        while (i < n && read_float(out[i])) ++i;
+        return i;
     }
 
     bool skip_token() {
@@ -452,6 +510,47 @@ public:
         }
         --list_left_;
         return true;
+    }
+
+    /// Copies runs of values straight out of INTEGER_LISTs.
+    std::size_t read_uints(std::uint32_t* out, std::size_t n) {
+        std::size_t i = 0;
+        while (i < n) {
+            if (!open_list(false)) {
+                if (!read_uint(out[i])) break; // a single INTEGER token, or nothing to read
+                ++i;
+                continue;
+            }
+            const std::size_t run = std::min<std::size_t>(n - i, list_left_);
+            last_ = list_ + 4 * (run - 1);
+            for (std::size_t k = 0; k < run; ++k) out[i + k] = u32(list_ + 4 * k);
+            list_ += 4 * run;
+            list_left_ -= static_cast<std::uint32_t>(run);
+            i += run;
+        }
+        return i;
+    }
+
+    /// Copies runs of values straight out of FLOAT_LISTs.
+    std::size_t read_floats(float* out, std::size_t n) {
+        std::size_t i = 0;
+        while (i < n && open_list(true)) {
+            const std::size_t run = std::min<std::size_t>(n - i, list_left_);
+            last_ = list_ + float_bytes_ * (run - 1);
+            if (float_bytes_ == 4) {
+                std::memcpy(out + i, list_, 4 * run);
+            } else {
+                for (std::size_t k = 0; k < run; ++k) {
+                    double d;
+                    std::memcpy(&d, list_ + 8 * k, 8);
+                    out[i + k] = static_cast<float>(d);
+                }
+            }
+            list_ += float_bytes_ * run;
+            list_left_ -= static_cast<std::uint32_t>(run);
+            i += run;
+        }
+        return i;
     }
 
     bool skip_token() {

@@ -252,8 +252,36 @@ private:
     }
 
     bool reals(float* v, std::size_t n, const char* what) {
+        if (lex_.read_floats(v, n) == n) return true;
+        return expected(std::string(what) + " (a number)");
+    }
+
+    /// n vectors of N floats, read as one run of floats (binary lists are copied in bulk).
+    template <int N, class Vec>
+    bool vectors(std::vector<Vec>& out, std::size_t n, const char* what) {
+        floats_.resize(n * N);
+        if (!reals(floats_.data(), n * N, what)) return false;
+        out.resize(n);
         for (std::size_t i = 0; i < n; ++i)
-            if (!lex_.read_float(v[i])) return expected(std::string(what) + " (a number)");
+            for (int c = 0; c < N; ++c) out[i][c] = floats_[i * N + static_cast<std::size_t>(c)];
+        return true;
+    }
+
+    /// The n indices of face f into face_, each below `limit`. An index out of range is reported
+    /// at the face's corner count, naming the corner.
+    bool face(std::uint32_t n, std::size_t limit, std::uint32_t f, const char* what,
+              const char* limit_name) {
+        const std::size_t at = lex_.last_offset();
+        face_.resize(n);
+        if (lex_.read_uints(face_.data(), n) != n)
+            return expected(std::string("a ") + what + " (an integer)");
+        for (std::uint32_t c = 0; c < n; ++c)
+            if (face_[c] >= limit)
+                return fail(errc::parse_error, at,
+                            "face " + std::to_string(f) + ", corner " + std::to_string(c) + ": " +
+                                what + " " + std::to_string(face_[c]) + " is out of range (" +
+                                limit_name + " " + std::to_string(limit) + ")",
+                            face_[c]);
         return true;
     }
 
@@ -421,9 +449,7 @@ private:
         r.offset = h.offset;
         std::uint32_t vertex_count = 0, face_count = 0;
         if (!count(vertex_count, "nVertices", 3)) return false;
-        r.mesh.positions.resize(vertex_count);
-        for (glm::vec3& p : r.mesh.positions)
-            if (!vec3(p, "a vertex coordinate")) return false;
+        if (!vectors<3>(r.mesh.positions, vertex_count, "a vertex coordinate")) return false;
         if (!count(face_count, "nFaces", 4)) return false;
         r.mesh.face_count = face_count;
         r.face_sizes.reserve(face_count);
@@ -437,22 +463,12 @@ private:
                             "face " + std::to_string(f) + " has " + std::to_string(n) +
                                 " corners; a face needs 3 or more",
                             f);
-            std::uint32_t first = 0, previous = 0;
-            for (std::uint32_t c = 0; c < n; ++c) {
-                std::uint32_t v = 0;
-                if (!uint(v, "a face vertex index")) return false;
-                if (v >= vertex_count)
-                    return fail(errc::parse_error, lex_.last_offset(),
-                                "face " + std::to_string(f) + ": vertex index " +
-                                    std::to_string(v) + " is out of range (nVertices " +
-                                    std::to_string(vertex_count) + ")",
-                                v);
-                if (c == 0) first = v;
-                if (c >= 2) {
-                    r.mesh.indices.insert(r.mesh.indices.end(), {first, previous, v});
-                    r.mesh.triangle_faces.push_back(f);
-                }
-                previous = v;
+            if (!face(n, vertex_count, f, "vertex index", "nVertices")) return false;
+            for (std::uint32_t c = 2; c < n; ++c) {
+                r.mesh.indices.push_back(face_[0]);
+                r.mesh.indices.push_back(face_[c - 1]);
+                r.mesh.indices.push_back(face_[c]);
+                r.mesh.triangle_faces.push_back(f);
             }
             r.face_sizes.push_back(n);
         }
@@ -487,9 +503,8 @@ private:
         xfile_mesh& m = r.mesh;
         std::uint32_t normal_count = 0, face_count = 0;
         if (!count(normal_count, "nNormals", 3)) return false;
-        std::vector<glm::vec3> values(normal_count);
-        for (glm::vec3& n : values)
-            if (!vec3(n, "a normal coordinate")) return false;
+        std::vector<glm::vec3> values;
+        if (!vectors<3>(values, normal_count, "a normal coordinate")) return false;
         if (!count(face_count, "nFaceNormals", 4)) return false;
         if (face_count != r.face_sizes.size())
             return fail(errc::parse_error, lex_.last_offset(),
@@ -497,7 +512,6 @@ private:
                             std::to_string(r.face_sizes.size()) + " faces");
         std::vector<std::uint32_t> corners;
         corners.reserve(m.indices.size());
-        std::vector<std::uint32_t> face;
         for (std::uint32_t f = 0; f < face_count; ++f) {
             std::uint32_t n = 0;
             if (!uint(n, "nFaceVertexIndices")) return false;
@@ -506,34 +520,28 @@ private:
                             "face normal " + std::to_string(f) + " has " + std::to_string(n) +
                                 " corners, the face has " + std::to_string(r.face_sizes[f]),
                             f);
-            face.resize(n);
-            for (std::uint32_t& c : face) {
-                if (!uint(c, "a normal index")) return false;
-                if (c >= normal_count)
-                    return fail(errc::parse_error, lex_.last_offset(),
-                                "face normal " + std::to_string(f) + ": normal index " +
-                                    std::to_string(c) + " is out of range (nNormals " +
-                                    std::to_string(normal_count) + ")",
-                                c);
+            if (!face(n, normal_count, f, "normal index", "nNormals")) return false;
+            for (std::uint32_t c = 2; c < n; ++c) {
+                corners.push_back(face_[0]);
+                corners.push_back(face_[c - 1]);
+                corners.push_back(face_[c]);
             }
-            for (std::uint32_t c = 2; c < n; ++c)
-                corners.insert(corners.end(), {face[0], face[c - 1], face[c]});
         }
         if (!end()) return false;
         // Per-vertex normals from the corners: a vertex takes its first corner's normal.
-        m.normals.assign(m.positions.size(), glm::vec3(0.0f));
-        std::vector<bool> assigned(m.positions.size(), false);
+        constexpr std::uint32_t unassigned = std::numeric_limits<std::uint32_t>::max();
+        std::vector<std::uint32_t> first(m.positions.size(), unassigned);
         std::size_t conflicts = 0;
         for (std::size_t i = 0; i < corners.size(); ++i) {
-            const std::uint32_t v = m.indices[i];
-            const glm::vec3& n = values[corners[i]];
-            if (!assigned[v]) {
-                assigned[v] = true;
-                m.normals[v] = n;
-            } else if (!same_bits(m.normals[v], n)) { // so that a NaN normal equals itself
-                ++conflicts;
-            }
+            std::uint32_t& given = first[m.indices[i]];
+            if (given == unassigned)
+                given = corners[i];
+            else if (given != corners[i] && !same_bits(values[given], values[corners[i]]))
+                ++conflicts; // compared by bits, so that a NaN normal equals itself
         }
+        m.normals.assign(m.positions.size(), glm::vec3(0.0f));
+        for (std::size_t v = 0; v < first.size(); ++v)
+            if (first[v] != unassigned) m.normals[v] = values[first[v]];
         m.normals_per_vertex_exact = conflicts == 0;
         m.normal_values = std::move(values);
         m.normal_indices = std::move(corners);
@@ -554,11 +562,8 @@ private:
             return fail(errc::parse_error, lex_.last_offset(),
                         "nTextureCoords is " + std::to_string(n) + ", the mesh has " +
                             std::to_string(r.mesh.positions.size()) + " vertices");
-        std::vector<glm::vec2> uv(n);
-        for (glm::vec2& t : uv)
-            if (!real(t.x, "a texture coordinate") || !real(t.y, "a texture coordinate"))
-                return false;
-        if (!end()) return false;
+        std::vector<glm::vec2> uv;
+        if (!vectors<2>(uv, n, "a texture coordinate") || !end()) return false;
         r.mesh.texcoords = std::move(uv);
         return true;
     }
@@ -574,10 +579,13 @@ private:
                         "nFaceIndexes is " + std::to_string(index_count) + ", the mesh has " +
                             std::to_string(faces) + " faces");
         std::vector<std::uint32_t> face_material(faces, 0);
+        const std::size_t indexes_at =
+            lex_.last_offset(); // nFaceIndexes: bad ones are reported here
+        if (lex_.read_uints(face_material.data(), index_count) != index_count)
+            return expected("a face material index (an integer)");
         for (std::uint32_t f = 0; f < index_count; ++f) {
-            if (!uint(face_material[f], "a face material index")) return false;
             if (face_material[f] >= material_count)
-                return fail(errc::parse_error, lex_.last_offset(),
+                return fail(errc::parse_error, indexes_at,
                             "face " + std::to_string(f) + ": material index " +
                                 std::to_string(face_material[f]) + " is out of range (nMaterials " +
                                 std::to_string(material_count) + ")",
@@ -688,10 +696,10 @@ private:
                 drop[i] = true;
             }
         }
+        if (!reals(s.weights.data(), n, "a weight")) return false;
         for (std::uint32_t i = 0; i < n; ++i) {
-            if (!real(s.weights[i], "a weight")) return false;
             if (!is_finite(s.weights[i])) {
-                if (!problem(errc::non_finite, lex_.last_offset(),
+                if (!problem(errc::non_finite, h.offset,
                              "weights[" + std::to_string(i) + "] is not finite (bone '" + s.frame +
                                  "')" + (lenient_ ? "; that weight is dropped" : ""),
                              i))
@@ -840,6 +848,8 @@ private:
     }
 
     Lexer& lex_;
+    std::vector<float> floats_;       // scratch for vectors()
+    std::vector<std::uint32_t> face_; // scratch for face()
     bool lenient_;
     std::string_view source_;
     document& doc_;
