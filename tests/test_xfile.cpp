@@ -24,93 +24,16 @@ namespace {
 // A hand-written file with every construct the loader reads, and what it must give.
 // ---------------------------------------------------------------------------------------------
 
-const char* const sample_text = R"(xof 0303txt 0032
-// Hand-written for keyblend's tests: each construct the loader reads, once.
-template Frame {
- <3d82ab46-62da-11cf-ab39-0020af71e433>
- [...]
+/// tests/data/sample.x: hand-written for these tests (and a fuzzing seed), with every construct
+/// the loader reads, once.
+const std::string& sample_text() {
+    static const std::string text = [] {
+        std::ifstream in(std::string(KEYBLEND_TESTS_DIR) + "/data/sample.x", std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }();
+    REQUIRE_MESSAGE(text.size() > 16, "tests/data/sample.x is missing");
+    return text;
 }
-
-Header { 1; 0; 1; }   # an old-style object nobody reads: skipped
-
-AnimTicksPerSecond { 30; }
-
-Material Shared {
- 0.5; 0.25; 1.0; 1.0;;
- 8.0;
- 0.1; 0.2; 0.3;;
- 0.0; 0.0; 0.0;;
- TextureFilename { "shared.png"; }
-}
-
-Frame Root {
- FrameTransformMatrix {
-  1.0,0.0,0.0,0.0, 0.0,1.0,0.0,0.0, 0.0,0.0,1.0,0.0, 1.0,2.0,3.0,1.0;;
- }
- Frame {
-  FrameTransformMatrix { 0.0,1.0,0.0,0.0, -1.0,0.0,0.0,0.0, 0.0,0.0,1.0,0.0, 0.0,1.0,0.0,1.0;; }
- }
- Frame Arm {
-  FrameTransformMatrix { 2.0,0.0,0.0,0.0, 0.0,2.0,0.0,0.0, 0.0,0.0,2.0,0.0, 0.0,0.0,1.0,1.0;; }
-  Mesh Body {
-   5;
-   0.0;0.0;0.0;, 1.0;0.0;0.0;, 1.0;1.0;0.0;, 0.0;1.0;0.0;, 0.5;2.0;0.0;;
-   2;
-   4;0,1,2,3;, 3;3,2,4;;
-   MeshNormals {
-    2;
-    0.0;0.0;1.0;, -1.#IND00;0.0;1.0;;
-    2;
-    4;0,0,0,0;, 3;0,0,1;;
-   }
-   MeshTextureCoords { 5; 0.0;0.0;, 1.0;0.0;, 1.0;1.0;, 0.0;1.0;, 0.5;2.0;; }
-   MeshMaterialList {
-    2; 2; 1, 0;;
-    { Shared }
-    Material Own { 1.0;1.0;1.0;1.0;; 0.0; 0.0;0.0;0.0;; 0.0;0.0;0.0;; }
-   }
-   UnknownExtension Thing { <12345678-1234-1234-1234-123456789abc>
-    "a string with } and { inside"; 1; 2.5;
-    Nested { 4; { Root } }
-   }
-   XSkinMeshHeader { 2; 4; 2; }
-   SkinWeights {
-    "Root"; 3; 0, 1, 4; 1.0, 0.25, 0.5;
-    1.0,0.0,0.0,0.0, 0.0,1.0,0.0,0.0, 0.0,0.0,1.0,0.0, -1.0,-2.0,-3.0,1.0;;
-   }
-   SkinWeights {
-    "Arm"; 4; 1, 2, 3, 4; 0.75, 1.0, 1.0, 0.5;
-    0.5,0.0,0.0,0.0, 0.0,0.5,0.0,0.0, 0.0,0.0,0.5,0.0, -0.5,-1.0,-2.0,1.0;;
-   }
-  }
- }
- Frame Leg {
- }
-}
-
-AnimationSet Walk {
- Animation {
-  AnimationKey { 0; 2; 0;4;0.7071068,0.0,0.0,0.7071068;;, 10;4;1.0,0.0,0.0,0.0;;; }
-  AnimationKey { 2; 2; 0;3;1.0,2.0,3.0;;, 10;3;2.0,2.0,3.0;;; }
-  AnimationKey { 1; 1; 5;3;1.0,1.0,2.0;;; }
-  { Root }
-  AnimationOptions { 0; 1; }
- }
- Animation Named {
-  { Arm }
-  AnimationKey { 4; 2;
-   0;16;1.0,0.0,0.0,0.0, 0.0,1.0,0.0,0.0, 0.0,0.0,1.0,0.0, 0.0,0.0,0.0,1.0;;,
-   20;16;2.0,0.0,0.0,0.0, 0.0,2.0,0.0,0.0, 0.0,0.0,2.0,0.0, 5.0,0.0,0.0,1.0;;;
-  }
- }
- Animation {
-  { Leg }
-  AnimationKey { 3; 1; 7;16;1.0,0.0,0.0,0.0, 0.0,1.0,0.0,0.0, 0.0,0.0,1.0,0.0, 0.0,0.0,4.0,1.0;;; }
- }
-}
-AnimTicksPerSecond { 60; }
-AnimationSet { }
-)";
 
 /// Splits .X text into tokens the way the format does (for the converter below).
 std::vector<std::string> text_tokens(const std::string& text) {
@@ -352,7 +275,7 @@ glm::mat4 translation(float x, float y, float z) {
 // ---------------------------------------------------------------------------------------------
 
 TEST_CASE("the hand-written file loads with every value in place") {
-    const result<io::xfile> r = load(sample_text);
+    const result<io::xfile> r = load(sample_text());
     REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
     const io::xfile& x = *r;
     CHECK(x.format == io::xfile_format::text);
@@ -485,10 +408,10 @@ TEST_CASE("the hand-written file loads with every value in place") {
 }
 
 TEST_CASE("the same file in binary, 64-bit binary, tzip and bzip gives the same result") {
-    const result<io::xfile> text = load(sample_text);
+    const result<io::xfile> text = load(sample_text());
     REQUIRE(text);
-    const std::string bin32 = to_binary(sample_text, 4);
-    const std::string bin64 = to_binary(sample_text, 8);
+    const std::string bin32 = to_binary(sample_text(), 4);
+    const std::string bin64 = to_binary(sample_text(), 8);
     struct variant {
         const char* name;
         std::string bytes;
@@ -498,8 +421,8 @@ TEST_CASE("the same file in binary, 64-bit binary, tzip and bzip gives the same 
     const variant variants[] = {
         {"bin 0032", bin32, io::xfile_format::binary, 32},
         {"bin 0064", bin64, io::xfile_format::binary, 64},
-        {"tzip", to_mszip(sample_text), io::xfile_format::compressed_text, 32},
-        {"tzip, 100-byte blocks", to_mszip(sample_text, 100), io::xfile_format::compressed_text,
+        {"tzip", to_mszip(sample_text()), io::xfile_format::compressed_text, 32},
+        {"tzip, 100-byte blocks", to_mszip(sample_text(), 100), io::xfile_format::compressed_text,
          32},
         {"bzip", to_mszip(bin32), io::xfile_format::compressed_binary, 32},
         {"bzip 0064, 64-byte blocks", to_mszip(bin64, 64), io::xfile_format::compressed_binary, 64},
@@ -718,7 +641,8 @@ TEST_CASE("malformed text: each problem is reported with its kind, place and ind
          "line 4, column 29: SkinWeights: expected a vertex index (an integer), found '0.5'"},
         {"a face vertex index out of range",
          "Mesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 3;0,1,9;; }", errc::parse_error,
-         "line 2, column 56: Mesh: face 0, corner 2: vertex index 9 is out of range (nVertices 3)", 9},
+         "line 2, column 56: Mesh: face 0, corner 2: vertex index 9 is out of range (nVertices 3)",
+         9},
         {"a face with two corners",
          "Mesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 2;0,1;; }", errc::parse_error,
          "face 0 has 2 corners; a face needs 3 or more", 0},
@@ -837,9 +761,9 @@ TEST_CASE("malformed binary: wrong value kinds, unknown and truncated tokens") {
         bytes.insert(bytes.size() - 2, std::string("\x63\x00", 2));
         const result<io::xfile> r = load(bytes);
         REQUIRE_FALSE(r);
-        CHECK(
-            contains(r.error().message, "byte offset 36: Frame 'A': expected a nested data object, "
-                                        "a reference or '}', found an unknown token id 99"));
+        CHECK(contains(r.error().message,
+                       "byte offset 36: Frame 'A': expected a nested data object, "
+                       "a reference or '}', found an unknown token id 99"));
         const result<io::xfile> lenient = load(bytes, parse_mode::lenient);
         REQUIRE(lenient); // the reader cannot step over it: the file ends there
         CHECK(lenient->skeleton.size() == 1);
@@ -857,7 +781,7 @@ TEST_CASE("malformed binary: wrong value kinds, unknown and truncated tokens") {
 }
 
 TEST_CASE("malformed compressed data: the byte offset in the file, or in the decompressed data") {
-    const std::string good = to_mszip(sample_text, 300);
+    const std::string good = to_mszip(sample_text(), 300);
     REQUIRE(load(good));
     SUBCASE("a bad block signature") {
         std::string bytes = good;
@@ -1468,11 +1392,11 @@ TEST_CASE("random byte flips never crash: every load returns a value or a locate
         int rounds;
     };
     std::vector<input> inputs = {
-        {"sample text", sample_text, 400},
-        {"sample bin", to_binary(sample_text, 4), 400},
-        {"sample bin 64", to_binary(sample_text, 8), 200},
-        {"sample tzip", to_mszip(sample_text, 200), 200},
-        {"sample bzip", to_mszip(to_binary(sample_text, 4), 200), 200},
+        {"sample text", sample_text(), 400},
+        {"sample bin", to_binary(sample_text(), 4), 400},
+        {"sample bin 64", to_binary(sample_text(), 8), 200},
+        {"sample tzip", to_mszip(sample_text(), 200), 200},
+        {"sample bzip", to_mszip(to_binary(sample_text(), 4), 200), 200},
     };
     for (const char* file :
          {"assimp/test_cube_text.x", "assimp/test_cube_binary.x", "assimp/test_cube_compressed.x",
