@@ -125,9 +125,17 @@ std::string to_binary(const std::string& text, unsigned float_bytes) {
             for (unsigned id : {14u, 18u, 18u, 18u, 15u}) put16(out, id);
         } else if (t == "template") {
             put16(out, 31);
-        } else if (c == '<') {
+        } else if (c == '<') { // a Windows GUID: uint32, uint16, uint16 little-endian, 8 bytes
+            std::string hex;
+            for (char h : t)
+                if (std::isxdigit(static_cast<unsigned char>(h))) hex += h;
+            REQUIRE(hex.size() == 32);
+            const int order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
+            char bytes[16];
+            for (std::size_t i = 0; i < 16; ++i)
+                bytes[order[i]] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
             put16(out, 5);
-            out.append(16, '\x5a'); // the bytes of a GUID are never interpreted
+            out.append(bytes, 16);
         } else if (c == '"') {
             put16(out, 2);
             put32(out, static_cast<std::uint32_t>(t.size() - 2));
@@ -484,6 +492,33 @@ Mesh { 4; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 1.#INF00;1.0;0.0;, -1.#QNAN0;+1.5;0.0;;
     CHECK(m.materials.at(0).texture_file == "a\\\\b.png"); // as written
 }
 
+TEST_CASE("references by GUID alone resolve to the frame or material with that GUID") {
+    const std::string text = R"(xof 0303txt 0032
+Material ByGuid { <11111111-2222-3333-4444-555555555555> 1.0;0.5;0.25;1.0;; 0.0; 0.0;0.0;0.0;; 0.0;0.0;0.0;; }
+Frame Plain { }
+Frame Tagged { <0A0B0C0D-0000-1111-2222-FEDCBA987654> }
+Mesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 3;0,1,2;;
+  MeshMaterialList { 1; 1; 0;; { <11111111-2222-3333-4444-555555555555> } } }
+AnimationSet S { Animation { { <0a0b0c0d-0000-1111-2222-fedcba987654> } AnimationKey { 2; 1; 0;3;1.0,2.0,3.0;;; } } }
+)";
+    for (const std::string& bytes : {text, to_binary(text, 4)}) {
+        const result<io::xfile> r = load(bytes);
+        REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
+        CHECK(r->animation_sets.at(0).clip.channels.at(0).joint == 1); // "Tagged", case aside
+        REQUIRE(r->meshes.at(0).materials.size() == 1);
+        CHECK(r->meshes[0].materials[0].name == "ByGuid");
+    }
+    const std::string unknown = R"(xof 0303txt 0032
+Frame F { }
+AnimationSet S { Animation { { <00000000-0000-0000-0000-000000000000> } } }
+)";
+    const result<io::xfile> r = load(unknown);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::not_found);
+    CHECK(contains(r.error().message,
+                   "animates frame <00000000-0000-0000-0000-000000000000>, which does not exist"));
+}
+
 TEST_CASE(
     "more than 8 influences: the 8 largest are kept, rescaled to the same sum, with a warning") {
     std::string text = "xof 0303txt 0032\n";
@@ -647,7 +682,7 @@ TEST_CASE("malformed text: each problem is reported with its kind, place and ind
          "Mesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 2;0,1;; }", errc::parse_error,
          "face 0 has 2 corners; a face needs 3 or more", 0},
         {"a missing material", mesh3 + "MeshMaterialList { 1; 1; 0;; { Nope } } }", errc::not_found,
-         "no Material named 'Nope' comes before this reference"},
+         "no Material 'Nope' comes before this reference"},
         {"fewer materials than nMaterials",
          mesh3 + "MeshMaterialList { 2; 1; 1;; Material { 1.0;1.0;1.0;1.0;; 0.0; 0.0;0.0;0.0;; "
                  "0.0;0.0;0.0;; } } }",

@@ -14,7 +14,9 @@
 // need (consecutive lists may be merged) and what makes text separators carry no meaning: counts in
 // the data (nVertices, nKeys, nValues, ...) decide the structure, and data that disagrees with its
 // counts is reported. Templates, and data objects this loader does not use, are skipped with their
-// nesting. Nothing is interpreted twice and nothing allocates per token.
+// nesting. Nothing is interpreted twice and nothing allocates per token. References (`{ Name }`,
+// `{ Name <GUID> }`, `{ <GUID> }`) resolve by name, or by GUID when they give no name (an object's
+// GUID is the one right after its '{'), in text and binary alike.
 //
 // Conventions (REFERENCE.md §1/§3): FrameTransformMatrix, SkinWeights.matrixOffset and matrix keys
 // load straight into glm::mat4 (make_mat4, no transpose); rotation keys are stored w, x, y, z and

@@ -228,6 +228,15 @@ private:
         return true;
     }
 
+    /// The joint an Animation's reference names: by name, or by GUID when it gives none; sk.size()
+    /// when there is no such frame.
+    std::size_t find_frame(const animation_record& a, const skeleton& sk) const {
+        if (!a.target.empty() || a.target_guid.empty()) return sk.index_of(a.target);
+        for (std::size_t f = 0; f < doc_.frames.size(); ++f)
+            if (doc_.frames[f].guid == a.target_guid) return sk.joint_of_source()[f];
+        return sk.size();
+    }
+
     bool build_set(set_record& s, const skeleton& sk, xfile_animation_set& out) {
         clip& c = out.clip;
         c.name = s.name;
@@ -249,18 +258,20 @@ private:
                     return false;
                 continue;
             }
-            const std::size_t joint = sk.index_of(a.target);
+            const std::size_t joint = find_frame(a, sk);
+            const std::string target =
+                a.target.empty() ? "<" + a.target_guid + ">" : "'" + a.target + "'";
             if (joint >= sk.size()) {
                 if (!problem(errc::not_found, a.target_offset,
-                             label + " animates frame '" + a.target + "', which does not exist" +
+                             label + " animates frame " + target + ", which does not exist" +
                                  (lenient_ ? "; dropped" : "")))
                     return false;
                 continue;
             }
             if (channel_of_joint[joint] != error::no_index) {
                 if (!problem(errc::duplicate, a.offset,
-                             label + " animates frame '" + a.target +
-                                 "', which an earlier Animation of the set animates" +
+                             label + " animates frame " + target +
+                                 ", which an earlier Animation of the set animates" +
                                  (lenient_ ? "; dropped" : "")))
                     return false;
                 continue;

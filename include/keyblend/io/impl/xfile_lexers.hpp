@@ -16,6 +16,7 @@
 //   bool read_name(sv&)          NAME / identifier
 //   bool read_string(sv&)        STRING / "..." (contents without quotes)
 //   bool skip_guid()             GUID / <...>
+//   bool read_guid(std::string&) GUID as lowercase text 8-4-4-4-12 (binary bytes are formatted)
 //   bool read_uint(uint32&)      one integer value
 //   bool read_float(float&)      one float value (64-bit floats are converted)
 //   std::size_t read_uints(uint32*, n) / read_floats(float*, n)
@@ -215,6 +216,16 @@ public:
         if (close == end_) return false;
         last_ = pos_;
         pos_ = close + 1;
+        return true;
+    }
+
+    bool read_guid(std::string& out) {
+        const char* open = pos_;
+        if (!skip_guid()) return false;
+        out.clear();
+        for (const char* p = open + 1; p + 1 < pos_; ++p)
+            if (!text_chars.ends_token(static_cast<unsigned char>(*p)))
+                out += static_cast<char>(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
         return true;
     }
 
@@ -476,6 +487,21 @@ public:
         if (peek() != token::guid || left() < 18) return false;
         last_ = pos_;
         pos_ += 18;
+        return true;
+    }
+
+    /// The 16 bytes are a Windows GUID: uint32, uint16, uint16 little-endian, then 8 bytes.
+    bool read_guid(std::string& out) {
+        if (!skip_guid()) return false;
+        static const char hex[] = "0123456789abcdef";
+        static const int order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
+        out.clear();
+        for (int i = 0; i < 16; ++i) {
+            if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+            const unsigned char b = last_[2 + order[i]];
+            out += hex[b >> 4];
+            out += hex[b & 15];
+        }
         return true;
     }
 

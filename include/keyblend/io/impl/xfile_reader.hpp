@@ -37,6 +37,7 @@ inline constexpr std::size_t no_frame = static_cast<std::size_t>(-1);
 
 struct frame_record {
     std::string name;
+    std::string guid; // lowercase 8-4-4-4-12, or empty
     joint_index parent = no_parent;
     glm::mat4 bind = glm::mat4(1.0f);
     bool has_matrix = false;
@@ -61,7 +62,8 @@ struct mesh_record {
 
 struct animation_record {
     std::string name;
-    std::string target;
+    std::string target;      // the referenced frame's name, or empty when referenced by GUID
+    std::string target_guid; // the reference's GUID, or empty
     bool has_target = false;
     std::size_t target_offset = 0;
     channel tracks;
@@ -84,6 +86,7 @@ struct ticks_record {
 
 struct named_material {
     std::string name;
+    std::string guid;
     xfile_material material;
 };
 
@@ -106,7 +109,20 @@ inline bool same_bits(const glm::vec3& a, const glm::vec3& b) {
 struct object_header {
     std::string_view type;
     std::string_view name;
+    std::string guid; // lowercase 8-4-4-4-12, or empty
     std::size_t offset = 0;
+};
+
+/// A reference `{ [Name] [<GUID>] }`: to an object by name, or by GUID when it has no name.
+struct reference_to {
+    std::string_view name;
+    std::string guid;
+    std::size_t offset = 0;
+
+    /// "'Name'", or "<GUID>" for a reference by GUID alone.
+    std::string label() const {
+        return name.empty() ? "<" + guid + ">" : "'" + std::string(name) + "'";
+    }
 };
 
 template <class Lexer>
@@ -316,16 +332,19 @@ private:
         if (lex_.depth() > max_nesting)
             return fail(errc::parse_error, h.offset,
                         "data objects nested more than " + std::to_string(max_nesting) + " deep");
-        if (lex_.peek() == token::guid && !lex_.skip_guid()) return expected("a GUID");
+        h.guid.clear();
+        if (lex_.peek() == token::guid && !lex_.read_guid(h.guid)) return expected("a GUID");
         return true;
     }
 
     /// `{ [Name] [<GUID>] }`. Precondition: peek() is '{'.
-    bool reference(std::string_view& target) {
+    bool reference(reference_to& r) {
+        r.offset = lex_.offset();
         lex_.take_brace();
-        target = {};
-        if (lex_.peek() == token::name && !lex_.read_name(target)) return expected("a name");
-        if (lex_.peek() == token::guid && !lex_.skip_guid()) return expected("a GUID");
+        r.name = {};
+        r.guid.clear();
+        if (lex_.peek() == token::name && !lex_.read_name(r.name)) return expected("a name");
+        if (lex_.peek() == token::guid && !lex_.read_guid(r.guid)) return expected("a GUID");
         if (lex_.peek() != token::close_brace) return expected("'}' closing the reference");
         lex_.take_brace();
         return true;
@@ -339,9 +358,8 @@ private:
             switch (lex_.peek()) {
             case token::close_brace: lex_.take_brace(); return true;
             case token::open_brace: {
-                const std::size_t at = lex_.offset();
-                std::string_view target;
-                if (!reference(target) || !ref(target, at)) return false;
+                reference_to r;
+                if (!reference(r) || !ref(r)) return false;
                 break;
             }
             case token::name: {
@@ -367,7 +385,7 @@ private:
     /// skipped (closed templates have none; unknown extensions may).
     bool end() {
         return body([&](const object_header&) { return skip_object(); },
-                    [](std::string_view, std::size_t) { return true; });
+                    [](const reference_to&) { return true; });
     }
 
     // --- data objects -------------------------------------------------------------------------
@@ -382,7 +400,7 @@ private:
             return skip_object();
         }
         if (t == token::open_brace) { // a top-level reference means nothing to a loader
-            std::string_view ignored;
+            reference_to ignored;
             return reference(ignored);
         }
         if (t != token::name) return expected("a template or a data object");
@@ -394,7 +412,7 @@ private:
             return nested(h, [&] {
                 xfile_material m;
                 if (!material(h, m)) return false;
-                doc_.materials.push_back({std::string(h.name), std::move(m)});
+                doc_.materials.push_back({std::string(h.name), h.guid, std::move(m)});
                 return true;
             });
         if (h.type == "AnimationSet") return nested(h, [&] { return animation_set(h); });
@@ -406,7 +424,8 @@ private:
         if (doc_.frames.size() >= static_cast<std::size_t>(std::numeric_limits<joint_index>::max()))
             return fail(errc::parse_error, h.offset, "too many frames");
         const auto index = static_cast<joint_index>(doc_.frames.size());
-        doc_.frames.push_back({std::string(h.name), parent, glm::mat4(1.0f), false, h.offset});
+        doc_.frames.push_back(
+            {std::string(h.name), h.guid, parent, glm::mat4(1.0f), false, h.offset});
         return body(
             [&](const object_header& c) {
                 if (c.type == "FrameTransformMatrix")
@@ -417,13 +436,13 @@ private:
                     return nested(c, [&] { return mesh(c, static_cast<std::size_t>(index)); });
                 return skip_object();
             },
-            [&](std::string_view target, std::size_t at) {
+            [&](const reference_to& ref) {
                 // D3DX would instance the referenced object here; keyblend does not.
                 warn(keyblend::impl::make_error(
                     errc::unsupported,
-                    message(at, "Frame '" + std::string(h.name) + "': the reference to '" +
-                                    std::string(target) +
-                                    "' is ignored (instancing is not supported)")));
+                    message(ref.offset, "Frame '" + std::string(h.name) + "': the reference to " +
+                                            ref.label() +
+                                            " is ignored (instancing is not supported)")));
                 return !too_many_;
             });
     }
@@ -493,7 +512,7 @@ private:
                         return nested(c, [&] { return skin_weights(c, r); });
                     return skip_object();
                 },
-                [](std::string_view, std::size_t) { return true; }))
+                [](const reference_to&) { return true; }))
             return false;
         doc_.meshes.push_back(std::move(r));
         return true;
@@ -604,19 +623,20 @@ private:
                         return true;
                     });
                 },
-                [&](std::string_view target, std::size_t at) {
+                [&](const reference_to& ref) {
+                    // The latest Material before the reference with that name (or GUID).
                     for (auto it = doc_.materials.rbegin(); it != doc_.materials.rend(); ++it)
-                        if (it->name == target) {
+                        if (ref.name.empty() ? !ref.guid.empty() && it->guid == ref.guid
+                                             : it->name == ref.name) {
                             materials.push_back(it->material);
                             return true;
                         }
-                    if (!problem(errc::not_found, at,
-                                 "no Material named '" + std::string(target) +
-                                     "' comes before this reference" +
+                    if (!problem(errc::not_found, ref.offset,
+                                 "no Material " + ref.label() + " comes before this reference" +
                                      (lenient_ ? "; a default material is used" : "")))
                         return false;
                     materials.emplace_back();
-                    materials.back().name = std::string(target);
+                    materials.back().name = std::string(ref.name);
                     return true;
                 }))
             return false;
@@ -656,7 +676,7 @@ private:
                     return true;
                 });
             },
-            [](std::string_view, std::size_t) { return true; });
+            [](const reference_to&) { return true; });
     }
 
     bool skin_header(mesh_record& r) {
@@ -745,7 +765,7 @@ private:
                 if (c.type != "Animation") return skip_object();
                 return nested(c, [&] { return animation(c, index); });
             },
-            [](std::string_view, std::size_t) { return true; });
+            [](const reference_to&) { return true; });
     }
 
     bool animation(const object_header& h, std::size_t set) {
@@ -770,15 +790,15 @@ private:
                         });
                     return skip_object();
                 },
-                [&](std::string_view target, std::size_t at) {
+                [&](const reference_to& ref) {
                     if (a.has_target)
-                        return problem(errc::duplicate, at,
-                                       "a second frame reference ('" + std::string(target) +
-                                           "' after '" + a.target + "')" +
+                        return problem(errc::duplicate, ref.offset,
+                                       "a second frame reference (" + ref.label() + ")" +
                                            (lenient_ ? "; ignored" : ""));
                     a.has_target = true;
-                    a.target = std::string(target);
-                    a.target_offset = at;
+                    a.target = std::string(ref.name);
+                    a.target_guid = ref.guid;
+                    a.target_offset = ref.offset;
                     return true;
                 }))
             return false;
