@@ -65,10 +65,12 @@ public:
             if (!build_skin(r, out.skeleton, m)) return failure_;
         }
         out.animation_sets.reserve(doc_.sets.size());
+        channel_of_joint_.assign(out.skeleton.size(), error::no_index);
         for (set_record& s : doc_.sets) {
             out.animation_sets.emplace_back();
             if (!build_set(s, out.skeleton, out.animation_sets.back())) return failure_;
         }
+        if (warnings_.size() > max_warnings) return too_many();
         out.warnings = std::move(warnings_);
         return out;
     }
@@ -82,12 +84,24 @@ private:
             failure_ = std::move(e);
             return false;
         }
+        if (warnings_.size() >= max_warnings) {
+            failure_ = too_many();
+            return false;
+        }
         warnings_.push_back(std::move(e));
         return true;
     }
 
+    /// A lossy but valid case, in either mode (counted against max_warnings at the end).
     void warn(errc code, std::size_t offset, const std::string& what) {
         warnings_.push_back(keyblend::impl::make_error(code, located_(offset, what)));
+    }
+
+    error too_many() const {
+        return keyblend::impl::make_error(
+            errc::parse_error,
+            located_(0, "more than " + std::to_string(max_warnings) +
+                            " problems; giving up (this is not a damaged .X file)"));
     }
 
     bool build_skeleton(skeleton& out) {
@@ -249,7 +263,8 @@ private:
         }
         const std::string set_label = "AnimationSet '" + s.name + "'";
         std::vector<std::size_t> offsets;
-        std::vector<std::size_t> channel_of_joint(sk.size(), error::no_index);
+        // Which channel animates each joint: all no_index between sets (a failure ends the load).
+        std::vector<std::size_t>& channel_of_joint = channel_of_joint_;
         for (animation_record& a : s.animations) {
             const std::string label = set_label + ", Animation '" + a.name + "'";
             if (!a.has_target) {
@@ -283,6 +298,7 @@ private:
             out.options.push_back(a.options);
             offsets.push_back(a.offset);
         }
+        for (const channel& ch : c.channels) channel_of_joint[ch.joint] = error::no_index;
         c.duration = last_key_time(c);
         for (status st = validate_clip(c, sk); !st; st = validate_clip(c, sk)) {
             const error& e = st.error();
@@ -308,6 +324,7 @@ private:
     bool lenient_;
     const Located& located_;
     std::vector<error> warnings_;
+    std::vector<std::size_t> channel_of_joint_; // per joint: the channel animating it in this set
     error failure_;
 };
 
