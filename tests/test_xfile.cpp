@@ -936,6 +936,22 @@ AnimationSet S { Animation { { Nope } } Animation { } Animation { { A } } Animat
         const result<io::xfile> r = load(text, parse_mode::lenient);
         REQUIRE_FALSE(r);
         CHECK(contains(r.error().message, "more than 1000 problems"));
+        // The same with problems that each drop a little: entries of one SkinWeights, or
+        // Animations found wrong only once every frame is known.
+        std::string weights =
+            "xof 0303txt 0032\nFrame A { }\nMesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, "
+            "0.0;1.0;0.0;; 1; 3;0,1,2;; SkinWeights { \"A\"; 1200; ";
+        for (int i = 0; i < 1200; ++i) weights += "7, ";
+        for (int i = 0; i < 1200; ++i) weights += "1.0, ";
+        weights += "1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0;; } }";
+        const result<io::xfile> w = load(weights, parse_mode::lenient);
+        REQUIRE_FALSE(w);
+        CHECK(contains(w.error().message, "more than 1000 problems"));
+        std::string sets = "xof 0303txt 0032\nAnimationSet {";
+        for (int i = 0; i < 1200; ++i) sets += " Animation { { Nope } }";
+        const result<io::xfile> a = load(sets + " }", parse_mode::lenient);
+        REQUIRE_FALSE(a);
+        CHECK(contains(a.error().message, "more than 1000 problems"));
     }
 }
 

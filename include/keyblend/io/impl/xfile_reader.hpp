@@ -134,6 +134,7 @@ public:
     /// Reads the whole stream. False with error() set on failure.
     bool run() {
         for (;;) {
+            if (too_many_) return false;
             const token t = lex_.peek();
             if (t == token::end) return true;
             if (top_level_item(t)) continue;
@@ -193,13 +194,14 @@ private:
         return fail(errc::parse_error, lex_.offset(), m);
     }
 
-    /// In lenient mode records a warning and returns true; in strict mode fails.
+    /// In lenient mode records a warning and returns true (false once there are too many); in
+    /// strict mode fails.
     bool problem(errc code, std::size_t offset, std::string_view what,
                  std::size_t index = error::no_index) {
         fail(code, offset, what, index);
         if (!lenient_) return false;
         warn(std::move(error_));
-        return true;
+        return !too_many_;
     }
 
     void warn(error e) {
