@@ -275,7 +275,9 @@ struct xfile {
 /// - errc::invalid_argument: an AnimTicksPerSecond of 0, an Animation without a frame reference;
 /// - the errors of skeleton::from_parents (non-finite FrameTransformMatrix) and validate_clip
 ///   (unsorted or repeated key times, non-unit rotation keys, NaN), prefixed with the place.
-/// In lenient mode only io_error, unsupported and "more than 1000 problems" fail.
+/// - errc::unsupported also for a mesh with more than 65536 bones (bone indices are 16-bit).
+/// In lenient mode only these fail: io_error, a missing or unsupported header, more than 65536
+/// bones in a mesh, and more than 1000 problems.
 inline result<xfile> load_xfile(const std::string& path, const xfile_options& options = {});
 
 /// Loads a .X file from memory. `source_name` starts every message (a file name, or the default).
