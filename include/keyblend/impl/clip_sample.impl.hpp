@@ -194,25 +194,25 @@ struct clip_sampler {
         const std::size_t n = lead.size();
         float lo = -INFINITY, hi = INFINITY, inv = 0.0f;
         std::size_t first = 0, second = 0;
-        if (n > 0)
-            locate(lead, time, c.shared_cursors_[(i / pose_lane_block) * 3 + Comp], lo, hi, inv, first, second);
+        if (n == 0) return; // (changed since bind; the lanes keep their cache until reset())
+        locate(lead, time, c.shared_cursors_[(i / pose_lane_block) * 3 + Comp], lo, hi, inv, first, second);
         static const float unused[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         const float* key0[V::width];
         const float* key1[V::width];
+        for (unsigned lane = 0; lane < V::width; ++lane) key0[lane] = key1[lane] = unused;
         unsigned take = 0;
-        for (unsigned lane = 0; lane < V::width; ++lane) {
-            key0[lane] = key1[lane] = unused;
-            if (!(lanes_mask >> lane & 1u)) continue;
+        for (unsigned m = lanes_mask; m; m &= m - 1u) {
+            const unsigned lane = lanes::lowest_set_bit(m);
             const std::size_t j = i + lane;
-            const auto& tr = *static_cast<const track_of<Comp>*>(c.tracks_[3 * j + Comp]);
+            const auto& values = static_cast<const track_of<Comp>*>(c.tracks_[3 * j + Comp])->values();
             // The keys were checked equal at bind time; a clip changed since (without reset())
             // still stays in bounds: that lane searches its own track.
-            if (tr.size() != n || n == 0 || tr.mode() != lead.mode()) {
+            if (values.size() != n) {
                 refresh<Comp>(c, s, j, time);
                 continue;
             }
-            key0[lane] = reinterpret_cast<const float*>(&tr.value(first));
-            key1[lane] = reinterpret_cast<const float*>(&tr.value(second));
+            key0[lane] = reinterpret_cast<const float*>(values.data() + first);
+            key1[lane] = reinterpret_cast<const float*>(values.data() + second);
             take |= 1u << lane;
         }
         if (!take) return;
@@ -222,9 +222,11 @@ struct clip_sampler {
         const typename V::mask m = V::from_bits(take);
         float* p = c.streams_.get() + std::size_t(base[Comp]) * c.capacity_ + i;
         const std::size_t cap = c.capacity_;
+        const bool every_lane = take == (1u << V::width) - 1u;
         const auto put = [&](std::size_t stream_offset, V value) {
             float* q = p + stream_offset * cap;
-            lanes::select(m, value, V::load(q)).store(q);
+            if (every_lane) value.store(q);
+            else lanes::select(m, value, V::load(q)).store(q);
         };
         put(0, V::set1(lo));
         put(1, V::set1(hi));

@@ -107,7 +107,7 @@ namespace impl {
 /// key of a previous search (the cursor), which is updated. O(1) when the time moved by a few keys
 /// in either direction; a longer jump binary-searches the rest. Precondition: count > 0.
 template <class Time, class Query>
-inline std::size_t keys_at_or_before_from(const Time* times, std::size_t count, Query time,
+KEYBLEND_FORCE_INLINE std::size_t keys_at_or_before_from(const Time* times, std::size_t count, Query time,
                                           std::size_t& index) {
     // A walk longer than this many keys is a jump: binary search the rest instead.
     constexpr std::size_t max_steps = 4;
