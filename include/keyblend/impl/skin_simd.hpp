@@ -1,0 +1,877 @@
+// keyblend — the linear-blend skinning kernels: one generic kernel over the lane types of
+// pose_simd.hpp, and per lane type the operations that differ (blending a group of vertices'
+// matrices, moving vertex attributes between the caller's layout and lanes). Internal:
+// namespace keyblend::impl::skin.
+//
+// SPDX-License-Identifier: MIT
+//
+// How a group of V::width vertices is skinned (the AVX2 design; SSE2 is the same at width 4):
+// 1. Per vertex, its k palette matrices are blended in registers: a 4x4 matrix is two 256-bit
+//    halves (columns 0|1 and 2|3), so each influence costs two loads and two FMAs, with no gather
+//    (vgatherdps is slow: ~11 cycles on Zen 3). The joint indices of a vertex arrive in one
+//    64-bit load and its weights in one 128-bit load broadcast within lanes by shuffles: FP loads
+//    (2 per cycle) are what bounds the blend, not FMAs.
+// 2. The eight blended matrices are transposed into twelve lane vectors (structure of arrays,
+//    one vertex per lane; the projective row is dropped).
+// 3. Positions, normals, tangents are moved from the caller's layout into lanes (packed xyz
+//    arrays: three 256-bit loads and shuffles; interleaved buffers: one 128-bit load per vertex
+//    and a transpose; planar arrays: plain loads; anything else: element by element), transformed
+//    eight at a time with FMAs, and moved back the same way.
+// The scalar lane type runs the same kernel one vertex at a time: it is the reference, and it
+// finishes the vertices a range's SIMD groups leave over.
+//
+// A NEON lane type would add a lane_ops specialisation (vld1q_f32, vfmaq_f32, vzipq_f32 for the
+// transposes) and nothing else.
+#pragma once
+
+#include "pose_simd.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+// The kernel is one loop body built from many small functions; compilers must inline all of them
+// (they otherwise keep the blended matrices in memory around calls), and should not inline the
+// element-by-element fallbacks for unusual layouts into it.
+// KEYBLEND_SKIN_LAMBDA goes after a lambda's parameter list.
+#if defined(__GNUC__) || defined(__clang__)
+#define KEYBLEND_SKIN_INLINE inline __attribute__((always_inline))
+#define KEYBLEND_SKIN_LAMBDA __attribute__((always_inline))
+#define KEYBLEND_SKIN_COLD __attribute__((noinline, cold))
+#elif defined(_MSC_VER)
+#define KEYBLEND_SKIN_INLINE __forceinline
+#define KEYBLEND_SKIN_LAMBDA
+#define KEYBLEND_SKIN_COLD __declspec(noinline)
+#else
+#define KEYBLEND_SKIN_INLINE inline
+#define KEYBLEND_SKIN_LAMBDA
+#define KEYBLEND_SKIN_COLD
+#endif
+
+namespace keyblend {
+namespace impl {
+namespace skin {
+
+static_assert(sizeof(glm::mat4) == 16 * sizeof(float), "glm::mat4 must be 16 packed floats");
+
+/// Calls f(std::integral_constant<int, I>{}) for I = 0 .. N-1, unrolled: compilers do not unroll
+/// the blend's loops on their own, and then keep the blended matrices in memory, not registers.
+template <class F, int... I>
+KEYBLEND_SKIN_INLINE void unroll_impl(F&& f, std::integer_sequence<int, I...>) {
+    (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+KEYBLEND_SKIN_INLINE void unroll(F&& f) {
+    unroll_impl(f, std::make_integer_sequence<int, N>{});
+}
+
+/// How a float stream is laid out, which decides how the kernels move it in and out of lanes.
+enum class layout : unsigned char {
+    packed,      ///< components then elements contiguous: stride == components * 4 (vec3 arrays)
+    interleaved, ///< components contiguous, elements further apart (AoS vertex buffers)
+    planar,      ///< stride == 4: each component an array of its own (SoA)
+    general,     ///< anything else: element by element
+};
+
+inline layout classify(std::size_t stride, std::size_t component_stride, std::size_t components) {
+    if (component_stride == sizeof(float))
+        return stride == components * sizeof(float) ? layout::packed : layout::interleaved;
+    if (stride == sizeof(float)) return layout::planar;
+    return layout::general;
+}
+
+struct in_stream {
+    const unsigned char* data = nullptr;
+    std::size_t stride = 0;
+    std::size_t cs = 0;
+    layout kind = layout::general;
+    const float* at(std::size_t v, std::size_t c = 0) const {
+        return reinterpret_cast<const float*>(data + v * stride + c * cs);
+    }
+};
+
+struct out_stream {
+    unsigned char* data = nullptr;
+    std::size_t stride = 0;
+    std::size_t cs = 0;
+    layout kind = layout::general;
+    /// Non-temporal stores (packed layout, 16-byte aligned from the first SIMD group on).
+    bool streaming = false;
+    float* at(std::size_t v, std::size_t c = 0) const {
+        return reinterpret_cast<float*>(data + v * stride + c * cs);
+    }
+};
+
+/// A validated job, flattened for the kernels.
+struct lbs_args {
+    const float* palette = nullptr;
+    std::size_t last_bone = 0; ///< palette_size - 1: joint indices are clamped to it
+    std::size_t k = 0;         ///< slots per vertex
+    bool implied = false;      ///< last_weight::implied
+    bool inverse_transpose = false;
+    const unsigned char* joints = nullptr;
+    std::size_t joint_stride = 0, joint_cs = 0;
+    const unsigned char* weights = nullptr;
+    std::size_t weight_stride = 0, weight_cs = 0;
+    const unsigned char* counts = nullptr; ///< null: every vertex uses k slots
+    std::size_t count_stride = 0;
+    in_stream pos, nrm, tan; ///< nrm.data / tan.data null when not skinned
+    out_stream out_pos, out_nrm, out_tan;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Reading influences one at a time (scalar path, dynamic counts, validation, DQS)
+// ---------------------------------------------------------------------------------------------
+
+/// The number of slots vertex v uses: its count (clamped to k) or k.
+inline std::size_t slots_of(const lbs_args& a, std::size_t v) {
+    if (!a.counts) return a.k;
+    const std::size_t c = a.counts[v * a.count_stride];
+    return c < a.k ? c : a.k;
+}
+
+template <class Index>
+inline std::size_t raw_joint(const lbs_args& a, std::size_t v, std::size_t i) {
+    Index j;
+    std::memcpy(&j, a.joints + v * a.joint_stride + i * a.joint_cs, sizeof j);
+    return j;
+}
+
+template <class Index>
+inline std::size_t clamped_joint(const lbs_args& a, std::size_t v, std::size_t i) {
+    const std::size_t j = raw_joint<Index>(a, v, i);
+    return j < a.last_bone ? j : a.last_bone;
+}
+
+inline float stored_weight(const lbs_args& a, std::size_t v, std::size_t i) {
+    float w;
+    std::memcpy(&w, a.weights + v * a.weight_stride + i * a.weight_cs, sizeof w);
+    return w;
+}
+
+/// Vertex v's influences: clamped joints and weights (the implied one computed as 1 minus the sum
+/// of the others, summed in slot order). Returns how many.
+template <class Index>
+inline std::size_t read_influences(const lbs_args& a, std::size_t v, std::size_t (&joint)[8],
+                                   float (&weight)[8]) {
+    const std::size_t c = slots_of(a, v);
+    float sum = 0.0f;
+    for (std::size_t i = 0; i < c; ++i) {
+        joint[i] = clamped_joint<Index>(a, v, i);
+        weight[i] = (a.implied && i + 1 == c) ? 1.0f - sum : stored_weight(a, v, i);
+        sum += weight[i];
+    }
+    return c;
+}
+
+/// How many vertices at the end of a stream a SIMD group must not touch, when it reads `read`
+/// bytes from the start of a vertex whose data is `used` bytes long (the over-read lands in the
+/// following vertices, which must exist).
+inline std::size_t tail_guard(std::size_t read, std::size_t used, std::size_t stride) {
+    if (read <= used) return 0;
+    return stride == 0 ? static_cast<std::size_t>(-1) / 2 : (read - used + stride - 1) / stride;
+}
+
+/// Element-by-element moves for layouts without a fast path (out of line: rare, and kept out of
+/// the kernel's loop body): t[c][i] is component c of vertex v + i.
+template <std::size_t W>
+KEYBLEND_SKIN_COLD void gather(const in_stream& s, std::size_t v, std::size_t components, float (*t)[W]) {
+    for (std::size_t i = 0; i < W; ++i)
+        for (std::size_t c = 0; c < components; ++c) t[c][i] = *s.at(v + i, c);
+}
+template <std::size_t W>
+KEYBLEND_SKIN_COLD void scatter(const out_stream& s, std::size_t v, std::size_t components,
+                                const float (*t)[W]) {
+    for (std::size_t i = 0; i < W; ++i)
+        for (std::size_t c = 0; c < components; ++c) *s.at(v + i, c) = t[c][i];
+}
+
+template <class V>
+struct lane_ops;
+
+// ---------------------------------------------------------------------------------------------
+// f1: one vertex at a time. The reference.
+// ---------------------------------------------------------------------------------------------
+
+template <>
+struct lane_ops<lanes::f1> {
+    using V = lanes::f1;
+
+    /// Vertices at the end of the mesh this lane type cannot process (it reads exactly).
+    static std::size_t guard(const lbs_args&, bool) { return 0; }
+
+    template <int K, class Index>
+    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
+        std::size_t joint[8];
+        float weight[8];
+        const std::size_t c = read_influences<Index>(a, v, joint, weight);
+        float r[12] = {};
+        for (std::size_t i = 0; i < c; ++i) {
+            const float* p = a.palette + 16 * joint[i];
+            const float w = weight[i];
+            for (int col = 0; col < 4; ++col)
+                for (int row = 0; row < 3; ++row) r[3 * col + row] += w * p[4 * col + row];
+        }
+        for (int e = 0; e < 12; ++e) m[e] = V{r[e]};
+    }
+
+    KEYBLEND_SKIN_INLINE static void load3(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
+        x = V{*s.at(v, 0)};
+        y = V{*s.at(v, 1)};
+        z = V{*s.at(v, 2)};
+    }
+    KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
+        load3(s, v, x, y, z);
+        w = V{*s.at(v, 3)};
+    }
+    KEYBLEND_SKIN_INLINE static void store3(const out_stream& s, std::size_t v, V x, V y, V z) {
+        *s.at(v, 0) = x.v;
+        *s.at(v, 1) = y.v;
+        *s.at(v, 2) = z.v;
+    }
+    KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
+        store3(s, v, x, y, z);
+        *s.at(v, 3) = w.v;
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Fast-path influence reads for SIMD lanes (K = 1..4 slots, contiguous joints and weights): all
+// of a vertex's joint indices in one integer load, its weights in one 128-bit load.
+// ---------------------------------------------------------------------------------------------
+
+/// Bytes the fast path reads from a vertex's joints / weights (for tail_guard).
+template <class Index>
+inline constexpr std::size_t fast_joint_read = sizeof(Index) == 1 ? 4 : 8;
+inline constexpr std::size_t fast_weight_read = 16;
+
+/// True when the fast path (K = k, fixed per job) applies to this job.
+template <class Index>
+inline bool fast_path(const lbs_args& a) {
+    const std::size_t stored = a.implied ? a.k - 1 : a.k;
+    return !a.counts && a.k >= 1 && a.k <= 4 && a.joint_cs == sizeof(Index) &&
+           (stored == 0 || a.weight_cs == sizeof(float));
+}
+
+/// The over-read guard shared by the SIMD lane types: joints and weights on the fast path, and
+/// 16-byte loads of interleaved xyz streams.
+template <class Index>
+inline std::size_t simd_guard(const lbs_args& a, bool fast) {
+    std::size_t g = 0;
+    const auto more = [&g](std::size_t x) { g = x > g ? x : g; };
+    if (fast) {
+        more(tail_guard(fast_joint_read<Index>, a.k * sizeof(Index), a.joint_stride));
+        const std::size_t stored = a.implied ? a.k - 1 : a.k;
+        if (stored) more(tail_guard(fast_weight_read, stored * sizeof(float), a.weight_stride));
+    }
+    if (a.pos.kind == layout::interleaved) more(tail_guard(16, 12, a.pos.stride));
+    if (a.nrm.data && a.nrm.kind == layout::interleaved) more(tail_guard(16, 12, a.nrm.stride));
+    return g;
+}
+
+/// The K joints at p (one vertex's) as float offsets into the palette (16 per matrix), clamped.
+template <int K, class Index>
+KEYBLEND_SKIN_INLINE void fast_joints(const lbs_args& a, const unsigned char* p, std::size_t (&offset)[K]) {
+    std::uint64_t q = 0;
+    std::memcpy(&q, p, fast_joint_read<Index>);
+    constexpr unsigned bits = 8 * sizeof(Index);
+    constexpr std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
+    unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+        const std::size_t j = static_cast<std::size_t>((q >> (bits * unsigned(i))) & mask);
+        offset[i] = 16 * (j < a.last_bone ? j : a.last_bone);
+    });
+}
+
+/// Walks the joints and weights of a group's vertices. (Addresses computed as v * stride for each
+/// of the group's vertices become eight induction variables per stream, which the compiler spills.)
+struct group_pointers {
+    const unsigned char* joints;
+    const unsigned char* weights;
+    group_pointers(const lbs_args& a, std::size_t v)
+        : joints(a.joints + v * a.joint_stride),
+          weights(a.weights ? a.weights + v * a.weight_stride : nullptr) {}
+    void next(const lbs_args& a) {
+        joints += a.joint_stride;
+        if (weights) weights += a.weight_stride;
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// f4: SSE2 (FMA when the compiler targets it).
+// ---------------------------------------------------------------------------------------------
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+
+/// rows r0..r3 (x y z w each) -> x, y, z of the four (SSE2 transpose without the w row).
+KEYBLEND_SKIN_INLINE void transpose3(__m128 r0, __m128 r1, __m128 r2, __m128 r3, __m128& x, __m128& y, __m128& z) {
+    const __m128 t0 = _mm_unpacklo_ps(r0, r1), t1 = _mm_unpacklo_ps(r2, r3);
+    const __m128 t2 = _mm_unpackhi_ps(r0, r1), t3 = _mm_unpackhi_ps(r2, r3);
+    x = _mm_movelh_ps(t0, t1);
+    y = _mm_movehl_ps(t1, t0);
+    z = _mm_movelh_ps(t2, t3);
+}
+
+template <>
+struct lane_ops<lanes::f4> {
+    using V = lanes::f4;
+
+    template <class Index>
+    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
+
+    /// Columns c[0..3] of vertex v's blended matrix; jp / wp point at its joints / weights (fast
+    /// path only).
+    template <int K, class Index>
+    KEYBLEND_SKIN_INLINE static void blend_vertex(const lbs_args& a, std::size_t v, const unsigned char* jp,
+                             const unsigned char* wp, __m128 (&c)[4]) {
+        if constexpr (K == 0) {
+            std::size_t joint[8];
+            float weight[8];
+            const std::size_t n = read_influences<Index>(a, v, joint, weight);
+            for (int q = 0; q < 4; ++q) c[q] = _mm_setzero_ps();
+            for (std::size_t i = 0; i < n; ++i) {
+                const float* p = a.palette + 16 * joint[i];
+                const __m128 w = _mm_set1_ps(weight[i]);
+                for (int q = 0; q < 4; ++q) c[q] = lanes::fmadd(lanes::f4{w}, lanes::f4{_mm_loadu_ps(p + 4 * q)}, lanes::f4{c[q]}).v;
+            }
+        } else {
+            (void)v;
+            std::size_t off[K];
+            fast_joints<K, Index>(a, jp, off);
+            __m128 w[K];
+            load_weights<K>(a, wp, w);
+            unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA { c[q] = _mm_mul_ps(w[0], _mm_loadu_ps(a.palette + off[0] + 4 * q)); });
+            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA {
+                    c[q] = lanes::fmadd(lanes::f4{w[i + 1]},
+                                        lanes::f4{_mm_loadu_ps(a.palette + off[i + 1] + 4 * q)}, lanes::f4{c[q]})
+                               .v;
+                });
+            });
+        }
+    }
+
+    /// The K weights at wp (one vertex's), each broadcast to a register (the implied one computed).
+    template <int K>
+    KEYBLEND_SKIN_INLINE static void load_weights(const lbs_args& a, const unsigned char* wp, __m128 (&w)[K]) {
+        const int stored = a.implied ? K - 1 : K;
+        __m128 all = _mm_setzero_ps();
+        if (stored > 0) all = _mm_loadu_ps(reinterpret_cast<const float*>(wp));
+        w[0] = _mm_shuffle_ps(all, all, 0x00);
+        if constexpr (K > 1) w[1] = _mm_shuffle_ps(all, all, 0x55);
+        if constexpr (K > 2) w[2] = _mm_shuffle_ps(all, all, 0xAA);
+        if constexpr (K > 3) w[3] = _mm_shuffle_ps(all, all, 0xFF);
+        if (a.implied) {
+            // 1 - sum of the others, summed in slot order (as read_influences does).
+            __m128 sum = _mm_setzero_ps();
+            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = _mm_add_ps(sum, w[i]); });
+            w[K - 1] = _mm_sub_ps(_mm_set1_ps(1.0f), sum);
+        }
+    }
+
+    template <int K, class Index>
+    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
+        __m128 c[4][4];
+        group_pointers p(a, v);
+        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+            blend_vertex<K, Index>(a, v + std::size_t(i), p.joints, p.weights, c[i]);
+            p.next(a);
+        });
+        unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA {
+            transpose3(c[0][q], c[1][q], c[2][q], c[3][q], m[3 * q].v, m[3 * q + 1].v, m[3 * q + 2].v);
+        });
+    }
+
+    KEYBLEND_SKIN_INLINE static void load3(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
+        switch (s.kind) {
+        case layout::packed: {
+            const float* p = s.at(v);
+            const __m128 l0 = _mm_loadu_ps(p), l1 = _mm_loadu_ps(p + 4), l2 = _mm_loadu_ps(p + 8);
+            // l0 = x0 y0 z0 x1, l1 = y1 z1 x2 y2, l2 = z2 x3 y3 z3
+            const __m128 x23 = _mm_shuffle_ps(l1, l2, _MM_SHUFFLE(1, 1, 2, 2)); // x2 x2 x3 x3
+            x.v = _mm_shuffle_ps(l0, x23, _MM_SHUFFLE(2, 0, 3, 0));
+            const __m128 y01 = _mm_shuffle_ps(l0, l1, _MM_SHUFFLE(0, 0, 1, 1)); // y0 y0 y1 y1
+            const __m128 y23 = _mm_shuffle_ps(l1, l2, _MM_SHUFFLE(2, 2, 3, 3)); // y2 y2 y3 y3
+            y.v = _mm_shuffle_ps(y01, y23, _MM_SHUFFLE(2, 0, 2, 0));
+            const __m128 z01 = _mm_shuffle_ps(l0, l1, _MM_SHUFFLE(1, 1, 2, 2)); // z0 z0 z1 z1
+            z.v = _mm_shuffle_ps(z01, l2, _MM_SHUFFLE(3, 0, 2, 0));
+            return;
+        }
+        case layout::interleaved:
+            transpose3(_mm_loadu_ps(s.at(v)), _mm_loadu_ps(s.at(v + 1)), _mm_loadu_ps(s.at(v + 2)),
+                       _mm_loadu_ps(s.at(v + 3)), x.v, y.v, z.v);
+            return;
+        case layout::planar:
+            x.v = _mm_loadu_ps(s.at(v, 0));
+            y.v = _mm_loadu_ps(s.at(v, 1));
+            z.v = _mm_loadu_ps(s.at(v, 2));
+            return;
+        case layout::general: break;
+        }
+        alignas(16) float t[3][4];
+        gather<4>(s, v, 3, t);
+        x.v = _mm_load_ps(t[0]);
+        y.v = _mm_load_ps(t[1]);
+        z.v = _mm_load_ps(t[2]);
+    }
+
+    KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
+        if (s.kind == layout::packed || s.kind == layout::interleaved) {
+            __m128 r0 = _mm_loadu_ps(s.at(v)), r1 = _mm_loadu_ps(s.at(v + 1));
+            __m128 r2 = _mm_loadu_ps(s.at(v + 2)), r3 = _mm_loadu_ps(s.at(v + 3));
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            x.v = r0;
+            y.v = r1;
+            z.v = r2;
+            w.v = r3;
+            return;
+        }
+        if (s.kind == layout::planar) {
+            x.v = _mm_loadu_ps(s.at(v, 0));
+            y.v = _mm_loadu_ps(s.at(v, 1));
+            z.v = _mm_loadu_ps(s.at(v, 2));
+            w.v = _mm_loadu_ps(s.at(v, 3));
+            return;
+        }
+        alignas(16) float t[4][4];
+        gather<4>(s, v, 4, t);
+        x.v = _mm_load_ps(t[0]);
+        y.v = _mm_load_ps(t[1]);
+        z.v = _mm_load_ps(t[2]);
+        w.v = _mm_load_ps(t[3]);
+    }
+
+    KEYBLEND_SKIN_INLINE static void put(const out_stream& s, float* p, __m128 r) {
+        if (s.streaming)
+            _mm_stream_ps(p, r);
+        else
+            _mm_storeu_ps(p, r);
+    }
+
+    KEYBLEND_SKIN_INLINE static void store3(const out_stream& s, std::size_t v, V x, V y, V z) {
+        switch (s.kind) {
+        case layout::packed: {
+            const __m128 xy01 = _mm_unpacklo_ps(x.v, y.v); // x0 y0 x1 y1
+            const __m128 xy23 = _mm_unpackhi_ps(x.v, y.v); // x2 y2 x3 y3
+            const __m128 zx01 = _mm_shuffle_ps(z.v, x.v, _MM_SHUFFLE(1, 1, 0, 0)); // z0 z0 x1 x1
+            const __m128 yz11 = _mm_shuffle_ps(y.v, z.v, _MM_SHUFFLE(1, 1, 1, 1)); // y1 y1 z1 z1
+            const __m128 zx23 = _mm_shuffle_ps(z.v, xy23, _MM_SHUFFLE(2, 2, 2, 2)); // z2 z2 x3 x3
+            const __m128 yz33 = _mm_shuffle_ps(xy23, z.v, _MM_SHUFFLE(3, 3, 3, 3)); // y3 y3 z3 z3
+            float* p = s.at(v);
+            put(s, p, _mm_shuffle_ps(xy01, zx01, _MM_SHUFFLE(3, 0, 1, 0)));     // x0 y0 z0 x1
+            put(s, p + 4, _mm_shuffle_ps(yz11, xy23, _MM_SHUFFLE(1, 0, 2, 0))); // y1 z1 x2 y2
+            put(s, p + 8, _mm_shuffle_ps(zx23, yz33, _MM_SHUFFLE(2, 0, 2, 0))); // z2 x3 y3 z3
+            return;
+        }
+        case layout::interleaved: {
+            // Exactly 12 bytes per vertex: what follows xyz in the caller's buffer is not ours.
+            const __m128 xy01 = _mm_unpacklo_ps(x.v, y.v), xy23 = _mm_unpackhi_ps(x.v, y.v);
+            const __m128 zz01 = _mm_unpacklo_ps(z.v, z.v), zz23 = _mm_unpackhi_ps(z.v, z.v);
+            const __m128 r[4] = {_mm_movelh_ps(xy01, zz01), _mm_movehl_ps(zz01, xy01),
+                                 _mm_movelh_ps(xy23, zz23), _mm_movehl_ps(zz23, xy23)};
+            for (int i = 0; i < 4; ++i) {
+                float* p = s.at(v + std::size_t(i));
+                _mm_storel_pi(reinterpret_cast<__m64*>(p), r[i]);
+                _mm_store_ss(p + 2, _mm_movehl_ps(r[i], r[i]));
+            }
+            return;
+        }
+        case layout::planar:
+            _mm_storeu_ps(s.at(v, 0), x.v);
+            _mm_storeu_ps(s.at(v, 1), y.v);
+            _mm_storeu_ps(s.at(v, 2), z.v);
+            return;
+        case layout::general: break;
+        }
+        alignas(16) float t[3][4];
+        _mm_store_ps(t[0], x.v);
+        _mm_store_ps(t[1], y.v);
+        _mm_store_ps(t[2], z.v);
+        scatter<4>(s, v, 3, t);
+    }
+
+    KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
+        if (s.kind == layout::packed || s.kind == layout::interleaved) {
+            __m128 r0 = x.v, r1 = y.v, r2 = z.v, r3 = w.v;
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            _mm_storeu_ps(s.at(v), r0);
+            _mm_storeu_ps(s.at(v + 1), r1);
+            _mm_storeu_ps(s.at(v + 2), r2);
+            _mm_storeu_ps(s.at(v + 3), r3);
+            return;
+        }
+        if (s.kind == layout::planar) {
+            _mm_storeu_ps(s.at(v, 0), x.v);
+            _mm_storeu_ps(s.at(v, 1), y.v);
+            _mm_storeu_ps(s.at(v, 2), z.v);
+            _mm_storeu_ps(s.at(v, 3), w.v);
+            return;
+        }
+        alignas(16) float t[4][4];
+        _mm_store_ps(t[0], x.v);
+        _mm_store_ps(t[1], y.v);
+        _mm_store_ps(t[2], z.v);
+        _mm_store_ps(t[3], w.v);
+        scatter<4>(s, v, 4, t);
+    }
+};
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// f8: AVX2 + FMA.
+// ---------------------------------------------------------------------------------------------
+#if defined(KEYBLEND_LANES_AVX2)
+
+/// Four blended matrices s[i] (columns p|q: two columns of one vertex) -> per column, x/y/z of
+/// the four vertices: u[0] = px|qx, u[1] = py|qy, u[2] = pz|qz (low lane column p, high lane q).
+KEYBLEND_SKIN_INLINE void transpose_half(const __m256 (&s)[4], __m256 (&u)[3]) {
+    const __m256 t0 = _mm256_unpacklo_ps(s[0], s[1]), t1 = _mm256_unpackhi_ps(s[0], s[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(s[2], s[3]), t3 = _mm256_unpackhi_ps(s[2], s[3]);
+    u[0] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+    u[1] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+    u[2] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+}
+
+/// Rows of 4 floats, vertices i (low lane) and i + 4 (high lane) in r[i] -> x, y, z of the eight.
+KEYBLEND_SKIN_INLINE void transpose3(const __m256 (&r)[4], __m256& x, __m256& y, __m256& z) {
+    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpacklo_ps(r[2], r[3]);
+    const __m256 t2 = _mm256_unpackhi_ps(r[0], r[1]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    x = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(1, 0, 1, 0));
+    y = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(3, 2, 3, 2));
+    z = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(1, 0, 1, 0));
+}
+
+template <>
+struct lane_ops<lanes::f8> {
+    using V = lanes::f8;
+
+    template <class Index>
+    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
+
+    /// Vertex v's blended matrix as columns 0|1 (ra) and 2|3 (rb); jp / wp point at its joints /
+    /// weights (fast path only).
+    template <int K, class Index>
+    KEYBLEND_SKIN_INLINE static void blend_vertex(const lbs_args& a, std::size_t v, const unsigned char* jp,
+                             const unsigned char* wp, __m256& ra, __m256& rb) {
+        if constexpr (K == 0) {
+            std::size_t joint[8];
+            float weight[8];
+            const std::size_t n = read_influences<Index>(a, v, joint, weight);
+            ra = _mm256_setzero_ps();
+            rb = _mm256_setzero_ps();
+            for (std::size_t i = 0; i < n; ++i) {
+                const float* p = a.palette + 16 * joint[i];
+                const __m256 w = _mm256_set1_ps(weight[i]);
+                ra = _mm256_fmadd_ps(w, _mm256_loadu_ps(p), ra);
+                rb = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 8), rb);
+            }
+        } else {
+            (void)v;
+            std::size_t off[K];
+            fast_joints<K, Index>(a, jp, off);
+            // One 128-bit load, broadcast within lanes by shuffles: FP loads are the scarce
+            // resource of the blend, shuffles are not.
+            const int stored = a.implied ? K - 1 : K;
+            __m256 all = _mm256_setzero_ps();
+            if (stored > 0) all = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(wp));
+            __m256 w[K];
+            w[0] = _mm256_shuffle_ps(all, all, 0x00);
+            if constexpr (K > 1) w[1] = _mm256_shuffle_ps(all, all, 0x55);
+            if constexpr (K > 2) w[2] = _mm256_shuffle_ps(all, all, 0xAA);
+            if constexpr (K > 3) w[3] = _mm256_shuffle_ps(all, all, 0xFF);
+            if (a.implied) {
+                __m256 sum = _mm256_setzero_ps();
+                unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = _mm256_add_ps(sum, w[i]); });
+                w[K - 1] = _mm256_sub_ps(_mm256_set1_ps(1.0f), sum);
+            }
+            ra = _mm256_mul_ps(w[0], _mm256_loadu_ps(a.palette + off[0]));
+            rb = _mm256_mul_ps(w[0], _mm256_loadu_ps(a.palette + off[0] + 8));
+            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                ra = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(a.palette + off[i + 1]), ra);
+                rb = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(a.palette + off[i + 1] + 8), rb);
+            });
+        }
+    }
+
+    template <int K, class Index>
+    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
+        // Four vertices at a time, so the live registers fit AVX2's sixteen.
+        __m256 ua[2][3], ub[2][3];
+        group_pointers p(a, v);
+        unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
+            __m256 sa[4], sb[4];
+            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                blend_vertex<K, Index>(a, v + std::size_t(4 * h + i), p.joints, p.weights, sa[i], sb[i]);
+                p.next(a);
+            });
+            transpose_half(sa, ua[h]);
+            transpose_half(sb, ub[h]);
+        });
+        for (int r = 0; r < 3; ++r) {
+            m[r].v = _mm256_permute2f128_ps(ua[0][r], ua[1][r], 0x20);     // column 0
+            m[3 + r].v = _mm256_permute2f128_ps(ua[0][r], ua[1][r], 0x31); // column 1
+            m[6 + r].v = _mm256_permute2f128_ps(ub[0][r], ub[1][r], 0x20); // column 2
+            m[9 + r].v = _mm256_permute2f128_ps(ub[0][r], ub[1][r], 0x31); // translation
+        }
+    }
+
+    /// 16 bytes of each of eight vertices: vertex i in the low lane of r[i], i + 4 in the high lane.
+    KEYBLEND_SKIN_INLINE static void load_rows(const in_stream& s, std::size_t v, __m256 (&r)[4]) {
+        const unsigned char* lo = s.data + v * s.stride;
+        const unsigned char* hi = lo + 4 * s.stride;
+        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+            r[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(reinterpret_cast<const float*>(lo))),
+                                        _mm_loadu_ps(reinterpret_cast<const float*>(hi)), 1);
+            lo += s.stride;
+            hi += s.stride;
+        });
+    }
+
+    KEYBLEND_SKIN_INLINE static void load3(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
+        switch (s.kind) {
+        case layout::packed: {
+            const float* p = s.at(v);
+            const __m256 l0 = _mm256_loadu_ps(p), l1 = _mm256_loadu_ps(p + 8);
+            const __m256 l2 = _mm256_loadu_ps(p + 16);
+            // Lanes: m03 = vertices 0,1 | 4,5 (x0 y0 z0 x1 | x4 y4 z4 x5), m14 = (y1 z1 x2 y2 |
+            // y5 z5 x6 y6), m25 = (z2 x3 y3 z3 | z6 x7 y7 z7); then the SSE shuffles per lane.
+            const __m256 m03 = _mm256_blend_ps(l0, l1, 0xF0);
+            const __m256 m14 = _mm256_permute2f128_ps(l0, l2, 0x21);
+            const __m256 m25 = _mm256_blend_ps(l1, l2, 0xF0);
+            const __m256 xy = _mm256_shuffle_ps(m14, m25, _MM_SHUFFLE(2, 1, 3, 2));
+            const __m256 yz = _mm256_shuffle_ps(m03, m14, _MM_SHUFFLE(1, 0, 2, 1));
+            x.v = _mm256_shuffle_ps(m03, xy, _MM_SHUFFLE(2, 0, 3, 0));
+            y.v = _mm256_shuffle_ps(yz, xy, _MM_SHUFFLE(3, 1, 2, 0));
+            z.v = _mm256_shuffle_ps(yz, m25, _MM_SHUFFLE(3, 0, 3, 1));
+            return;
+        }
+        case layout::interleaved: {
+            __m256 r[4];
+            load_rows(s, v, r);
+            transpose3(r, x.v, y.v, z.v);
+            return;
+        }
+        case layout::planar:
+            x.v = _mm256_loadu_ps(s.at(v, 0));
+            y.v = _mm256_loadu_ps(s.at(v, 1));
+            z.v = _mm256_loadu_ps(s.at(v, 2));
+            return;
+        case layout::general: break;
+        }
+        alignas(32) float t[3][8];
+        gather<8>(s, v, 3, t);
+        x.v = _mm256_load_ps(t[0]);
+        y.v = _mm256_load_ps(t[1]);
+        z.v = _mm256_load_ps(t[2]);
+    }
+
+    /// Rows of 4 floats (vertex i low lane, i + 4 high lane) <-> x, y, z, w of eight vertices.
+    KEYBLEND_SKIN_INLINE static void transpose4(__m256& a, __m256& b, __m256& c, __m256& d) {
+        const __m256 t0 = _mm256_unpacklo_ps(a, b), t1 = _mm256_unpacklo_ps(c, d);
+        const __m256 t2 = _mm256_unpackhi_ps(a, b), t3 = _mm256_unpackhi_ps(c, d);
+        a = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(1, 0, 1, 0));
+        b = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(3, 2, 3, 2));
+        c = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(1, 0, 1, 0));
+        d = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(3, 2, 3, 2));
+    }
+
+    KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
+        if (s.kind == layout::packed || s.kind == layout::interleaved) {
+            __m256 r[4];
+            load_rows(s, v, r);
+            transpose4(r[0], r[1], r[2], r[3]);
+            x.v = r[0];
+            y.v = r[1];
+            z.v = r[2];
+            w.v = r[3];
+            return;
+        }
+        if (s.kind == layout::planar) {
+            x.v = _mm256_loadu_ps(s.at(v, 0));
+            y.v = _mm256_loadu_ps(s.at(v, 1));
+            z.v = _mm256_loadu_ps(s.at(v, 2));
+            w.v = _mm256_loadu_ps(s.at(v, 3));
+            return;
+        }
+        alignas(32) float t[4][8];
+        gather<8>(s, v, 4, t);
+        x.v = _mm256_load_ps(t[0]);
+        y.v = _mm256_load_ps(t[1]);
+        z.v = _mm256_load_ps(t[2]);
+        w.v = _mm256_load_ps(t[3]);
+    }
+
+    KEYBLEND_SKIN_INLINE static void put(const out_stream& s, float* p, __m256 r) {
+        if (!s.streaming) {
+            _mm256_storeu_ps(p, r);
+        } else if ((reinterpret_cast<std::uintptr_t>(p) & 31) == 0) {
+            _mm256_stream_ps(p, r);
+        } else { // 16-byte aligned (out_stream::streaming guarantees it)
+            _mm_stream_ps(p, _mm256_castps256_ps128(r));
+            _mm_stream_ps(p + 4, _mm256_extractf128_ps(r, 1));
+        }
+    }
+
+    KEYBLEND_SKIN_INLINE static void store3(const out_stream& s, std::size_t v, V x, V y, V z) {
+        switch (s.kind) {
+        case layout::packed: {
+            // The inverse of load3's packed case.
+            const __m256 rxy = _mm256_shuffle_ps(x.v, y.v, _MM_SHUFFLE(2, 0, 2, 0));
+            const __m256 ryz = _mm256_shuffle_ps(y.v, z.v, _MM_SHUFFLE(3, 1, 3, 1));
+            const __m256 rzx = _mm256_shuffle_ps(z.v, x.v, _MM_SHUFFLE(3, 1, 2, 0));
+            const __m256 r03 = _mm256_shuffle_ps(rxy, rzx, _MM_SHUFFLE(2, 0, 2, 0));
+            const __m256 r14 = _mm256_shuffle_ps(ryz, rxy, _MM_SHUFFLE(3, 1, 2, 0));
+            const __m256 r25 = _mm256_shuffle_ps(rzx, ryz, _MM_SHUFFLE(3, 1, 3, 1));
+            float* p = s.at(v);
+            put(s, p, _mm256_permute2f128_ps(r03, r14, 0x20));
+            put(s, p + 8, _mm256_blend_ps(r25, r03, 0xF0));
+            put(s, p + 16, _mm256_permute2f128_ps(r14, r25, 0x31));
+            return;
+        }
+        case layout::interleaved: {
+            // Exactly 12 bytes per vertex: what follows xyz in the caller's buffer is not ours.
+            const __m256 xy01 = _mm256_unpacklo_ps(x.v, y.v), xy23 = _mm256_unpackhi_ps(x.v, y.v);
+            const __m256 zz01 = _mm256_unpacklo_ps(z.v, z.v), zz23 = _mm256_unpackhi_ps(z.v, z.v);
+            const __m256 r[4] = {_mm256_shuffle_ps(xy01, zz01, _MM_SHUFFLE(1, 0, 1, 0)),
+                                 _mm256_shuffle_ps(xy01, zz01, _MM_SHUFFLE(3, 2, 3, 2)),
+                                 _mm256_shuffle_ps(xy23, zz23, _MM_SHUFFLE(1, 0, 1, 0)),
+                                 _mm256_shuffle_ps(xy23, zz23, _MM_SHUFFLE(3, 2, 3, 2))};
+            unsigned char* p = s.data + v * s.stride;
+            unsigned char* q = p + 4 * s.stride;
+            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                const __m128 lo = _mm256_castps256_ps128(r[i]), hi = _mm256_extractf128_ps(r[i], 1);
+                _mm_storel_pi(reinterpret_cast<__m64*>(p), lo);
+                _mm_store_ss(reinterpret_cast<float*>(p) + 2, _mm_movehl_ps(lo, lo));
+                _mm_storel_pi(reinterpret_cast<__m64*>(q), hi);
+                _mm_store_ss(reinterpret_cast<float*>(q) + 2, _mm_movehl_ps(hi, hi));
+                p += s.stride;
+                q += s.stride;
+            });
+            return;
+        }
+        case layout::planar:
+            _mm256_storeu_ps(s.at(v, 0), x.v);
+            _mm256_storeu_ps(s.at(v, 1), y.v);
+            _mm256_storeu_ps(s.at(v, 2), z.v);
+            return;
+        case layout::general: break;
+        }
+        alignas(32) float t[3][8];
+        _mm256_store_ps(t[0], x.v);
+        _mm256_store_ps(t[1], y.v);
+        _mm256_store_ps(t[2], z.v);
+        scatter<8>(s, v, 3, t);
+    }
+
+    KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
+        if (s.kind == layout::packed || s.kind == layout::interleaved) {
+            __m256 r0 = x.v, r1 = y.v, r2 = z.v, r3 = w.v;
+            transpose4(r0, r1, r2, r3);
+            const __m256 r[4] = {r0, r1, r2, r3};
+            unsigned char* p = s.data + v * s.stride;
+            unsigned char* q = p + 4 * s.stride;
+            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                _mm_storeu_ps(reinterpret_cast<float*>(p), _mm256_castps256_ps128(r[i]));
+                _mm_storeu_ps(reinterpret_cast<float*>(q), _mm256_extractf128_ps(r[i], 1));
+                p += s.stride;
+                q += s.stride;
+            });
+            return;
+        }
+        if (s.kind == layout::planar) {
+            _mm256_storeu_ps(s.at(v, 0), x.v);
+            _mm256_storeu_ps(s.at(v, 1), y.v);
+            _mm256_storeu_ps(s.at(v, 2), z.v);
+            _mm256_storeu_ps(s.at(v, 3), w.v);
+            return;
+        }
+        alignas(32) float t[4][8];
+        _mm256_store_ps(t[0], x.v);
+        _mm256_store_ps(t[1], y.v);
+        _mm256_store_ps(t[2], z.v);
+        _mm256_store_ps(t[3], w.v);
+        scatter<8>(s, v, 4, t);
+    }
+};
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// The kernel
+// ---------------------------------------------------------------------------------------------
+
+/// Skins [begin, end), V::width vertices per step. Preconditions: (end - begin) % V::width == 0,
+/// no group reaches the vertices lane_ops<V>::guard excludes, and, for K > 0, fast_path(a).
+template <class V, int K, class Index>
+void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
+    using ops = lane_ops<V>;
+    // A local copy: the compiler then knows the output stores cannot change it, and keeps the
+    // pointers and strides in registers instead of reloading them for every vertex.
+    const lbs_args a = args;
+    using lanes::fmadd;
+    for (std::size_t v = begin; v < end; v += V::width) {
+        // m[3c + r]: column c, row r of each lane's blended matrix (c = 3: translation).
+        V m[12];
+        ops::template blend<K, Index>(a, v, m);
+        V x, y, z, w;
+        ops::load3(a.pos, v, x, y, z);
+        ops::store3(a.out_pos, v, fmadd(m[0], x, fmadd(m[3], y, fmadd(m[6], z, m[9]))),
+                    fmadd(m[1], x, fmadd(m[4], y, fmadd(m[7], z, m[10]))),
+                    fmadd(m[2], x, fmadd(m[5], y, fmadd(m[8], z, m[11]))));
+        if (a.nrm.data) {
+            ops::load3(a.nrm, v, x, y, z);
+            if (a.inverse_transpose) {
+                // A^-T n = (n.x (c1 x c2) + n.y (c2 x c0) + n.z (c0 x c1)) / det(A).
+                const V k0x = m[4] * m[8] - m[5] * m[7], k0y = m[5] * m[6] - m[3] * m[8],
+                        k0z = m[3] * m[7] - m[4] * m[6];
+                const V k1x = m[7] * m[2] - m[8] * m[1], k1y = m[8] * m[0] - m[6] * m[2],
+                        k1z = m[6] * m[1] - m[7] * m[0];
+                const V k2x = m[1] * m[5] - m[2] * m[4], k2y = m[2] * m[3] - m[0] * m[5],
+                        k2z = m[0] * m[4] - m[1] * m[3];
+                const V det = fmadd(m[0], k0x, fmadd(m[1], k0y, m[2] * k0z));
+                const V one = V::set1(1.0f);
+                const V inv = select(det == V::set1(0.0f), one, one / det);
+                ops::store3(a.out_nrm, v, fmadd(k0x, x, fmadd(k1x, y, k2x * z)) * inv,
+                            fmadd(k0y, x, fmadd(k1y, y, k2y * z)) * inv,
+                            fmadd(k0z, x, fmadd(k1z, y, k2z * z)) * inv);
+            } else {
+                ops::store3(a.out_nrm, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)),
+                            fmadd(m[1], x, fmadd(m[4], y, m[7] * z)),
+                            fmadd(m[2], x, fmadd(m[5], y, m[8] * z)));
+            }
+        }
+        if (a.tan.data) {
+            ops::load4(a.tan, v, x, y, z, w);
+            ops::store4(a.out_tan, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)),
+                        fmadd(m[1], x, fmadd(m[4], y, m[7] * z)),
+                        fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), w);
+        }
+    }
+}
+
+/// Skins [begin, end) of a mesh of n vertices with lane type V: SIMD groups where they fit and
+/// may read, the scalar kernel for the rest.
+template <class V, class Index>
+void run_lbs(const lbs_args& a, std::size_t begin, std::size_t end, std::size_t n) {
+    std::size_t simd_end = begin;
+    if constexpr (V::width > 1) {
+        const bool fast = fast_path<Index>(a);
+        const std::size_t guard = lane_ops<V>::template guard<Index>(a, fast);
+        const std::size_t limit = guard >= n ? 0 : n - guard;
+        const std::size_t stop = end < limit ? end : limit;
+        if (stop > begin) {
+            simd_end = begin + (stop - begin) / V::width * V::width;
+            switch (fast ? a.k : 0) {
+            case 1: lbs_kernel<V, 1, Index>(a, begin, simd_end); break;
+            case 2: lbs_kernel<V, 2, Index>(a, begin, simd_end); break;
+            case 3: lbs_kernel<V, 3, Index>(a, begin, simd_end); break;
+            case 4: lbs_kernel<V, 4, Index>(a, begin, simd_end); break;
+            default: lbs_kernel<V, 0, Index>(a, begin, simd_end); break;
+            }
+        }
+    }
+    lbs_kernel<lanes::f1, 0, Index>(a, simd_end, end);
+}
+
+} // namespace skin
+} // namespace impl
+} // namespace keyblend
