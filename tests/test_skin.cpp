@@ -1004,6 +1004,44 @@ cylinder make_cylinder(int rings, int segments) {
     return c;
 }
 
+/// One mesh skinned twice from the same matrix palette: linear blending and dual quaternions.
+struct both_skinned {
+    std::vector<glm::vec3> lbs_positions, lbs_normals, dqs_positions, dqs_normals;
+};
+
+both_skinned skin_both(std::size_t k, const std::vector<std::uint16_t>& joints, const std::vector<float>& weights,
+                       const std::vector<glm::vec3>& positions, const std::vector<glm::vec3>& normals,
+                       const std::vector<glm::mat4>& palette, normal_transform nt) {
+    const std::size_t n = positions.size();
+    both_skinned out{std::vector<glm::vec3>(n), std::vector<glm::vec3>(n), std::vector<glm::vec3>(n),
+                     std::vector<glm::vec3>(n)};
+    std::vector<dq_bone> dq;
+    build_dual_quaternion_palette(palette, dq);
+    skinning_job<> lbs;
+    lbs.influences = k;
+    lbs.joints = make_span(joints, k);
+    lbs.weights = make_span(weights, k);
+    lbs.in_positions = make_span(positions);
+    lbs.in_normals = make_span(normals);
+    lbs.out_positions = make_span(out.lbs_positions);
+    lbs.out_normals = make_span(out.lbs_normals);
+    lbs.palette = palette.data();
+    lbs.palette_size = palette.size();
+    lbs.normals = nt;
+    dual_quaternion_skinning_job<> dqs;
+    static_cast<skinning_streams<std::uint16_t>&>(dqs) = lbs;
+    dqs.out_positions = make_span(out.dqs_positions);
+    dqs.out_normals = make_span(out.dqs_normals);
+    dqs.palette = dq.data();
+    dqs.palette_size = dq.size();
+    dqs.normals = nt;
+    REQUIRE(lbs.validate());
+    REQUIRE(dqs.validate());
+    REQUIRE(lbs.run());
+    REQUIRE(dqs.run());
+    return out;
+}
+
 /// Signed volume of a closed triangle mesh (divergence theorem).
 double volume(const std::vector<glm::vec3>& p, const std::vector<std::uint32_t>& tris) {
     double v = 0.0;
@@ -1034,31 +1072,11 @@ TEST_CASE("dual quaternions: build from matrices, one influence equals the matri
     }
     // One influence per vertex: DQS and LBS agree.
     const skin_mesh mesh = random_mesh(100, 1, palette.size(), 4, true);
-    std::vector<glm::vec3> a(mesh.size()), b(mesh.size()), an(mesh.size()), bn(mesh.size());
-    skinning_job<> lbs;
-    lbs.influences = 1;
-    lbs.joints = make_span(mesh.bone_indices, 1);
-    lbs.weights = make_span(mesh.weights, 1);
-    lbs.in_positions = make_span(mesh.positions);
-    lbs.in_normals = make_span(mesh.normals);
-    lbs.out_positions = make_span(a);
-    lbs.out_normals = make_span(an);
-    lbs.palette = palette.data();
-    lbs.palette_size = palette.size();
-    lbs.normals = normal_transform::inverse_transpose;
-    dual_quaternion_skinning_job<> dqs;
-    static_cast<skinning_streams<std::uint16_t>&>(dqs) = lbs;
-    dqs.out_positions = make_span(b);
-    dqs.out_normals = make_span(bn);
-    dqs.palette = dq.data();
-    dqs.palette_size = dq.size();
-    dqs.normals = normal_transform::inverse_transpose;
-    REQUIRE(lbs.run());
-    REQUIRE(dqs.validate());
-    REQUIRE(dqs.run());
+    const both_skinned s = skin_both(1, mesh.bone_indices, mesh.weights, mesh.positions, mesh.normals, palette,
+                                     normal_transform::inverse_transpose);
     for (std::size_t v = 0; v < mesh.size(); ++v) {
-        CHECK(relative_error(b[v], a[v]) < 1e-5);
-        CHECK(relative_error(bn[v], an[v]) < 1e-5);
+        CHECK(relative_error(s.dqs_positions[v], s.lbs_positions[v]) < 1e-5);
+        CHECK(relative_error(s.dqs_normals[v], s.lbs_normals[v]) < 1e-5);
     }
 }
 
@@ -1068,30 +1086,9 @@ TEST_CASE("dual quaternions keep a cylinder's volume through a 180-degree twist;
     // Bone 1 twists the +x end half a turn about the cylinder's axis.
     const std::vector<glm::mat4> palette{glm::mat4(1.0f),
                                          glm::rotate(glm::mat4(1.0f), 3.14159265f, glm::vec3(1, 0, 0))};
-    std::vector<dq_bone> dq;
-    build_dual_quaternion_palette(palette, dq);
-    std::vector<glm::vec3> lbs_p(c.positions.size()), lbs_n(c.positions.size());
-    std::vector<glm::vec3> dqs_p(c.positions.size()), dqs_n(c.positions.size());
-    skinning_job<> lbs;
-    lbs.influences = 2;
-    lbs.joints = make_span(c.joints, 2);
-    lbs.weights = make_span(c.weights, 2);
-    lbs.in_positions = make_span(c.positions);
-    lbs.in_normals = make_span(c.normals);
-    lbs.out_positions = make_span(lbs_p);
-    lbs.out_normals = make_span(lbs_n);
-    lbs.palette = palette.data();
-    lbs.palette_size = palette.size();
-    dual_quaternion_skinning_job<> dqs;
-    static_cast<skinning_streams<std::uint16_t>&>(dqs) = lbs;
-    dqs.out_positions = make_span(dqs_p);
-    dqs.out_normals = make_span(dqs_n);
-    dqs.palette = dq.data();
-    dqs.palette_size = dq.size();
-    REQUIRE(lbs.validate());
-    REQUIRE(dqs.validate());
-    REQUIRE(lbs.run());
-    REQUIRE(dqs.run());
+    const both_skinned s = skin_both(2, c.joints, c.weights, c.positions, c.normals, palette,
+                                     normal_transform::palette);
+    const std::vector<glm::vec3>&lbs_p = s.lbs_positions, &dqs_p = s.dqs_positions, &dqs_n = s.dqs_normals;
     const double lbs_volume = volume(lbs_p, c.triangles), dqs_volume = volume(dqs_p, c.triangles);
     const double lbs_loss = 1.0 - lbs_volume / rest, dqs_loss = 1.0 - dqs_volume / rest;
     MESSAGE("cylinder volume " << rest << ": LBS " << lbs_volume << " (" << 100.0 * lbs_loss

@@ -292,9 +292,15 @@ lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::
     a.joints = reinterpret_cast<const unsigned char*>(j.joints.data);
     a.joint_stride = j.joints.stride;
     a.joint_cs = j.joints.component_stride;
-    a.weights = reinterpret_cast<const unsigned char*>(j.weights.data);
-    a.weight_stride = j.weights.stride;
-    a.weight_cs = j.weights.component_stride;
+    if (j.weights.data) {
+        a.weights = reinterpret_cast<const unsigned char*>(j.weights.data);
+        a.weight_stride = j.weights.stride;
+        a.weight_cs = j.weights.component_stride;
+    } else { // one implied weight: never read, but the SIMD paths load something
+        a.weights = reinterpret_cast<const unsigned char*>(no_weights);
+        a.weight_stride = 0;
+        a.weight_cs = sizeof(float);
+    }
     if (!j.influence_counts.empty()) {
         a.counts = j.influence_counts.data;
         a.count_stride = j.influence_counts.stride;

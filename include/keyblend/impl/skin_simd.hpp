@@ -174,18 +174,32 @@ inline std::size_t tail_guard(std::size_t read, std::size_t used, std::size_t st
     return stride == 0 ? static_cast<std::size_t>(-1) / 2 : (read - used + stride - 1) / stride;
 }
 
-/// Element-by-element moves for layouts without a fast path (out of line: rare, and kept out of
-/// the kernel's loop body): t[c][i] is component c of vertex v + i.
-template <std::size_t W>
-KEYBLEND_SKIN_COLD void gather(const in_stream& s, std::size_t v, std::size_t components, float (*t)[W]) {
-    for (std::size_t i = 0; i < W; ++i)
-        for (std::size_t c = 0; c < components; ++c) t[c][i] = *s.at(v + i, c);
+/// Planar streams (each component an array): one plain load or store per component, in any
+/// lane type.
+template <class V, std::size_t C>
+KEYBLEND_SKIN_INLINE void load_planar(const in_stream& s, std::size_t v, V* (&c)[C]) {
+    for (std::size_t i = 0; i < C; ++i) *c[i] = V::load(s.at(v, i));
 }
-template <std::size_t W>
-KEYBLEND_SKIN_COLD void scatter(const out_stream& s, std::size_t v, std::size_t components,
-                                const float (*t)[W]) {
-    for (std::size_t i = 0; i < W; ++i)
-        for (std::size_t c = 0; c < components; ++c) *s.at(v + i, c) = t[c][i];
+template <class V, std::size_t C>
+KEYBLEND_SKIN_INLINE void store_planar(const out_stream& s, std::size_t v, const V (&c)[C]) {
+    for (std::size_t i = 0; i < C; ++i) c[i].store(s.at(v, i));
+}
+
+/// Element-by-element moves for layouts without a fast path (out of line: rare, and kept out of
+/// the kernel's loop body).
+template <class V, std::size_t C>
+KEYBLEND_SKIN_COLD void load_general(const in_stream& s, std::size_t v, V* (&c)[C]) {
+    alignas(32) float t[C][V::width];
+    for (std::size_t i = 0; i < V::width; ++i)
+        for (std::size_t k = 0; k < C; ++k) t[k][i] = *s.at(v + i, k);
+    for (std::size_t k = 0; k < C; ++k) *c[k] = V::load(t[k]);
+}
+template <class V, std::size_t C>
+KEYBLEND_SKIN_COLD void store_general(const out_stream& s, std::size_t v, const V (&c)[C]) {
+    alignas(32) float t[C][V::width];
+    for (std::size_t k = 0; k < C; ++k) c[k].store(t[k]);
+    for (std::size_t i = 0; i < V::width; ++i)
+        for (std::size_t k = 0; k < C; ++k) *s.at(v + i, k) = t[k][i];
 }
 
 template <class V>
@@ -202,8 +216,12 @@ struct lane_ops<lanes::f1> {
     /// Vertices at the end of the mesh this lane type cannot process (it reads exactly).
     static std::size_t guard(const lbs_args&, bool) { return 0; }
 
+    /// Nothing to prepare one vertex at a time.
     template <int K, class Index>
-    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
+    KEYBLEND_SKIN_INLINE static void prepare(const lbs_args&, std::size_t, std::uint32_t*) {}
+
+    template <int K, class Index>
+    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, const std::uint32_t*, V (&m)[12]) {
         std::size_t joint[8];
         float weight[8];
         const std::size_t c = read_influences<Index>(a, v, joint, weight);
@@ -238,65 +256,70 @@ struct lane_ops<lanes::f1> {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Fast-path influence reads for SIMD lanes (K = 1..4 slots, contiguous joints and weights): all
-// of a vertex's joint indices in one integer load, its weights in one 128-bit load.
+// The fast path (K = k slots, 1 to 8, no per-vertex counts, each vertex's joints and weights
+// contiguous). Joint indices become byte offsets into the palette, clamped; each vertex's weights
+// arrive in one 128-bit load (two for K > 4) and are broadcast by shuffles.
 // ---------------------------------------------------------------------------------------------
 
-/// Bytes the fast path reads from a vertex's joints / weights (for tail_guard).
-template <class Index>
-inline constexpr std::size_t fast_joint_read = sizeof(Index) == 1 ? 4 : 8;
-inline constexpr std::size_t fast_weight_read = 16;
+/// Stands in for the weights of a job that has none (one influence, implied weight): the kernels
+/// then read weights unconditionally, without a test per vertex.
+alignas(32) inline constexpr float no_weights[8] = {};
 
-/// True when the fast path (K = k, fixed per job) applies to this job.
+/// Bytes the fast path reads from one vertex's joints when it extracts them vertex by vertex
+/// (whole 64-bit words), and from one vertex's weights.
+template <class Index>
+constexpr std::size_t joint_read(std::size_t k) {
+    return 8 * ((k * sizeof(Index) + 7) / 8);
+}
+constexpr std::size_t weight_read(std::size_t k) { return k <= 4 ? 16 : 32; }
+
 template <class Index>
 inline bool fast_path(const lbs_args& a) {
-    const std::size_t stored = a.implied ? a.k - 1 : a.k;
-    return !a.counts && a.k >= 1 && a.k <= 4 && a.joint_cs == sizeof(Index) &&
-           (stored == 0 || a.weight_cs == sizeof(float));
+    return !a.counts && a.k >= 1 && a.k <= 8 && a.joint_cs == sizeof(Index) &&
+           a.weight_cs == sizeof(float);
 }
 
-/// The over-read guard shared by the SIMD lane types: joints and weights on the fast path, and
-/// 16-byte loads of interleaved xyz streams.
+/// True when a group's joint indices are one contiguous array (the loader's layout), which the
+/// AVX2 path turns into offsets eight vertices at a time, reading exactly those bytes.
 template <class Index>
-inline std::size_t simd_guard(const lbs_args& a, bool fast) {
+inline bool joints_packed(const lbs_args& a) {
+    return a.joint_stride == a.k * sizeof(Index);
+}
+
+/// The over-read guard of the SIMD lane types: joints (unless read as a packed array) and weights
+/// on the fast path, and 16-byte loads of interleaved xyz streams.
+template <class Index>
+inline std::size_t simd_guard(const lbs_args& a, bool fast, bool batched_joints) {
     std::size_t g = 0;
     const auto more = [&g](std::size_t x) { g = x > g ? x : g; };
     if (fast) {
-        more(tail_guard(fast_joint_read<Index>, a.k * sizeof(Index), a.joint_stride));
+        if (!batched_joints) more(tail_guard(joint_read<Index>(a.k), a.k * sizeof(Index), a.joint_stride));
         const std::size_t stored = a.implied ? a.k - 1 : a.k;
-        if (stored) more(tail_guard(fast_weight_read, stored * sizeof(float), a.weight_stride));
+        if (stored) more(tail_guard(weight_read(a.k), stored * sizeof(float), a.weight_stride));
     }
     if (a.pos.kind == layout::interleaved) more(tail_guard(16, 12, a.pos.stride));
     if (a.nrm.data && a.nrm.kind == layout::interleaved) more(tail_guard(16, 12, a.nrm.stride));
     return g;
 }
 
-/// The K joints at p (one vertex's) as float offsets into the palette (16 per matrix), clamped.
+/// The K joints at p (one vertex's) as byte offsets into the palette, clamped.
 template <int K, class Index>
-KEYBLEND_SKIN_INLINE void fast_joints(const lbs_args& a, const unsigned char* p, std::size_t (&offset)[K]) {
-    std::uint64_t q = 0;
-    std::memcpy(&q, p, fast_joint_read<Index>);
+KEYBLEND_SKIN_INLINE void fast_joints(const lbs_args& a, const unsigned char* p, std::uint32_t* offset) {
+    constexpr int per_word = 8 / int(sizeof(Index));
+    std::uint64_t q[(K + per_word - 1) / per_word];
+    std::memcpy(q, p, sizeof q);
     constexpr unsigned bits = 8 * sizeof(Index);
     constexpr std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
     unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-        const std::size_t j = static_cast<std::size_t>((q >> (bits * unsigned(i))) & mask);
-        offset[i] = 16 * (j < a.last_bone ? j : a.last_bone);
+        const std::size_t j = static_cast<std::size_t>((q[i / per_word] >> (bits * unsigned(i % per_word))) & mask);
+        offset[i] = static_cast<std::uint32_t>(sizeof(glm::mat4) * (j < a.last_bone ? j : a.last_bone));
     });
 }
 
-/// Walks the joints and weights of a group's vertices. (Addresses computed as v * stride for each
-/// of the group's vertices become eight induction variables per stream, which the compiler spills.)
-struct group_pointers {
-    const unsigned char* joints;
-    const unsigned char* weights;
-    group_pointers(const lbs_args& a, std::size_t v)
-        : joints(a.joints + v * a.joint_stride),
-          weights(a.weights ? a.weights + v * a.weight_stride : nullptr) {}
-    void next(const lbs_args& a) {
-        joints += a.joint_stride;
-        if (weights) weights += a.weight_stride;
-    }
-};
+/// The palette matrix at a byte offset.
+KEYBLEND_SKIN_INLINE const float* matrix_at(const lbs_args& a, std::uint32_t offset) {
+    return reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(a.palette) + offset);
+}
 
 // ---------------------------------------------------------------------------------------------
 // f4: SSE2 (FMA when the compiler targets it).
@@ -317,13 +340,13 @@ struct lane_ops<lanes::f4> {
     using V = lanes::f4;
 
     template <class Index>
-    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
+    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast, false); }
 
-    /// Columns c[0..3] of vertex v's blended matrix; jp / wp point at its joints / weights (fast
-    /// path only).
+    /// Columns c[0..3] of vertex v's blended matrix; on the fast path jp / wp point at its joints
+    /// and weights.
     template <int K, class Index>
     KEYBLEND_SKIN_INLINE static void blend_vertex(const lbs_args& a, std::size_t v, const unsigned char* jp,
-                             const unsigned char* wp, __m128 (&c)[4]) {
+                                                  const unsigned char* wp, __m128 (&c)[4]) {
         if constexpr (K == 0) {
             std::size_t joint[8];
             float weight[8];
@@ -332,20 +355,21 @@ struct lane_ops<lanes::f4> {
             for (std::size_t i = 0; i < n; ++i) {
                 const float* p = a.palette + 16 * joint[i];
                 const __m128 w = _mm_set1_ps(weight[i]);
-                for (int q = 0; q < 4; ++q) c[q] = lanes::fmadd(lanes::f4{w}, lanes::f4{_mm_loadu_ps(p + 4 * q)}, lanes::f4{c[q]}).v;
+                for (int q = 0; q < 4; ++q)
+                    c[q] = lanes::fmadd(lanes::f4{w}, lanes::f4{_mm_loadu_ps(p + 4 * q)}, lanes::f4{c[q]}).v;
             }
         } else {
             (void)v;
-            std::size_t off[K];
+            std::uint32_t off[K];
             fast_joints<K, Index>(a, jp, off);
             __m128 w[K];
             load_weights<K>(a, wp, w);
-            unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA { c[q] = _mm_mul_ps(w[0], _mm_loadu_ps(a.palette + off[0] + 4 * q)); });
+            const float* p0 = matrix_at(a, off[0]);
+            unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA { c[q] = _mm_mul_ps(w[0], _mm_loadu_ps(p0 + 4 * q)); });
             unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                const float* p = matrix_at(a, off[i + 1]);
                 unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA {
-                    c[q] = lanes::fmadd(lanes::f4{w[i + 1]},
-                                        lanes::f4{_mm_loadu_ps(a.palette + off[i + 1] + 4 * q)}, lanes::f4{c[q]})
-                               .v;
+                    c[q] = lanes::fmadd(lanes::f4{w[i + 1]}, lanes::f4{_mm_loadu_ps(p + 4 * q)}, lanes::f4{c[q]}).v;
                 });
             });
         }
@@ -354,13 +378,13 @@ struct lane_ops<lanes::f4> {
     /// The K weights at wp (one vertex's), each broadcast to a register (the implied one computed).
     template <int K>
     KEYBLEND_SKIN_INLINE static void load_weights(const lbs_args& a, const unsigned char* wp, __m128 (&w)[K]) {
-        const int stored = a.implied ? K - 1 : K;
-        __m128 all = _mm_setzero_ps();
-        if (stored > 0) all = _mm_loadu_ps(reinterpret_cast<const float*>(wp));
-        w[0] = _mm_shuffle_ps(all, all, 0x00);
-        if constexpr (K > 1) w[1] = _mm_shuffle_ps(all, all, 0x55);
-        if constexpr (K > 2) w[2] = _mm_shuffle_ps(all, all, 0xAA);
-        if constexpr (K > 3) w[3] = _mm_shuffle_ps(all, all, 0xFF);
+        const __m128 lo = _mm_loadu_ps(reinterpret_cast<const float*>(wp));
+        __m128 hi = lo;
+        if constexpr (K > 4) hi = _mm_loadu_ps(reinterpret_cast<const float*>(wp) + 4);
+        unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+            const __m128 src = i < 4 ? lo : hi;
+            w[i] = _mm_shuffle_ps(src, src, (i % 4) * 0x55);
+        });
         if (a.implied) {
             // 1 - sum of the others, summed in slot order (as read_influences does).
             __m128 sum = _mm_setzero_ps();
@@ -369,13 +393,19 @@ struct lane_ops<lanes::f4> {
         }
     }
 
+    /// Joints are read vertex by vertex in blend_vertex.
     template <int K, class Index>
-    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
+    KEYBLEND_SKIN_INLINE static void prepare(const lbs_args&, std::size_t, std::uint32_t*) {}
+
+    template <int K, class Index>
+    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, const std::uint32_t*, V (&m)[12]) {
         __m128 c[4][4];
-        group_pointers p(a, v);
+        const unsigned char* jp = a.joints + v * a.joint_stride;
+        const unsigned char* wp = a.weights + v * a.weight_stride;
         unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            blend_vertex<K, Index>(a, v + std::size_t(i), p.joints, p.weights, c[i]);
-            p.next(a);
+            blend_vertex<K, Index>(a, v + std::size_t(i), jp, wp, c[i]);
+            jp += a.joint_stride;
+            wp += a.weight_stride;
         });
         unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA {
             transpose3(c[0][q], c[1][q], c[2][q], c[3][q], m[3 * q].v, m[3 * q + 1].v, m[3 * q + 2].v);
@@ -401,44 +431,18 @@ struct lane_ops<lanes::f4> {
             transpose3(_mm_loadu_ps(s.at(v)), _mm_loadu_ps(s.at(v + 1)), _mm_loadu_ps(s.at(v + 2)),
                        _mm_loadu_ps(s.at(v + 3)), x.v, y.v, z.v);
             return;
-        case layout::planar:
-            x.v = _mm_loadu_ps(s.at(v, 0));
-            y.v = _mm_loadu_ps(s.at(v, 1));
-            z.v = _mm_loadu_ps(s.at(v, 2));
-            return;
-        case layout::general: break;
+        default: return; // planar and general streams: load_xyz
         }
-        alignas(16) float t[3][4];
-        gather<4>(s, v, 3, t);
-        x.v = _mm_load_ps(t[0]);
-        y.v = _mm_load_ps(t[1]);
-        z.v = _mm_load_ps(t[2]);
     }
 
     KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
-        if (s.kind == layout::packed || s.kind == layout::interleaved) {
-            __m128 r0 = _mm_loadu_ps(s.at(v)), r1 = _mm_loadu_ps(s.at(v + 1));
-            __m128 r2 = _mm_loadu_ps(s.at(v + 2)), r3 = _mm_loadu_ps(s.at(v + 3));
-            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-            x.v = r0;
-            y.v = r1;
-            z.v = r2;
-            w.v = r3;
-            return;
-        }
-        if (s.kind == layout::planar) {
-            x.v = _mm_loadu_ps(s.at(v, 0));
-            y.v = _mm_loadu_ps(s.at(v, 1));
-            z.v = _mm_loadu_ps(s.at(v, 2));
-            w.v = _mm_loadu_ps(s.at(v, 3));
-            return;
-        }
-        alignas(16) float t[4][4];
-        gather<4>(s, v, 4, t);
-        x.v = _mm_load_ps(t[0]);
-        y.v = _mm_load_ps(t[1]);
-        z.v = _mm_load_ps(t[2]);
-        w.v = _mm_load_ps(t[3]);
+        __m128 r0 = _mm_loadu_ps(s.at(v)), r1 = _mm_loadu_ps(s.at(v + 1));
+        __m128 r2 = _mm_loadu_ps(s.at(v + 2)), r3 = _mm_loadu_ps(s.at(v + 3));
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        x.v = r0;
+        y.v = r1;
+        z.v = r2;
+        w.v = r3;
     }
 
     KEYBLEND_SKIN_INLINE static void put(const out_stream& s, float* p, __m128 r) {
@@ -476,43 +480,17 @@ struct lane_ops<lanes::f4> {
             }
             return;
         }
-        case layout::planar:
-            _mm_storeu_ps(s.at(v, 0), x.v);
-            _mm_storeu_ps(s.at(v, 1), y.v);
-            _mm_storeu_ps(s.at(v, 2), z.v);
-            return;
-        case layout::general: break;
+        default: return; // planar and general streams: store_xyz
         }
-        alignas(16) float t[3][4];
-        _mm_store_ps(t[0], x.v);
-        _mm_store_ps(t[1], y.v);
-        _mm_store_ps(t[2], z.v);
-        scatter<4>(s, v, 3, t);
     }
 
     KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
-        if (s.kind == layout::packed || s.kind == layout::interleaved) {
-            __m128 r0 = x.v, r1 = y.v, r2 = z.v, r3 = w.v;
-            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-            _mm_storeu_ps(s.at(v), r0);
-            _mm_storeu_ps(s.at(v + 1), r1);
-            _mm_storeu_ps(s.at(v + 2), r2);
-            _mm_storeu_ps(s.at(v + 3), r3);
-            return;
-        }
-        if (s.kind == layout::planar) {
-            _mm_storeu_ps(s.at(v, 0), x.v);
-            _mm_storeu_ps(s.at(v, 1), y.v);
-            _mm_storeu_ps(s.at(v, 2), z.v);
-            _mm_storeu_ps(s.at(v, 3), w.v);
-            return;
-        }
-        alignas(16) float t[4][4];
-        _mm_store_ps(t[0], x.v);
-        _mm_store_ps(t[1], y.v);
-        _mm_store_ps(t[2], z.v);
-        _mm_store_ps(t[3], w.v);
-        scatter<4>(s, v, 4, t);
+        __m128 r0 = x.v, r1 = y.v, r2 = z.v, r3 = w.v;
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        _mm_storeu_ps(s.at(v), r0);
+        _mm_storeu_ps(s.at(v + 1), r1);
+        _mm_storeu_ps(s.at(v + 2), r2);
+        _mm_storeu_ps(s.at(v + 3), r3);
     }
 };
 #endif
@@ -546,67 +524,118 @@ struct lane_ops<lanes::f8> {
     using V = lanes::f8;
 
     template <class Index>
-    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
+    static std::size_t guard(const lbs_args& a, bool fast) {
+        return simd_guard<Index>(a, fast, joints_packed<Index>(a));
+    }
 
-    /// Vertex v's blended matrix as columns 0|1 (ra) and 2|3 (rb); jp / wp point at its joints /
-    /// weights (fast path only).
+    /// Vertex v's blended matrix as columns 0|1 (ra) and 2|3 (rb), for the dynamic path.
+    template <class Index>
+    KEYBLEND_SKIN_INLINE static void blend_dynamic(const lbs_args& a, std::size_t v, __m256& ra, __m256& rb) {
+        std::size_t joint[8];
+        float weight[8];
+        const std::size_t n = read_influences<Index>(a, v, joint, weight);
+        ra = _mm256_setzero_ps();
+        rb = _mm256_setzero_ps();
+        for (std::size_t i = 0; i < n; ++i) {
+            const float* p = a.palette + 16 * joint[i];
+            const __m256 w = _mm256_set1_ps(weight[i]);
+            ra = _mm256_fmadd_ps(w, _mm256_loadu_ps(p), ra);
+            rb = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 8), rb);
+        }
+    }
+
+    /// The same on the fast path: off holds the vertex's K palette offsets, wp its weights.
+    template <int K>
+    KEYBLEND_SKIN_INLINE static void blend_fast(const lbs_args& a, const std::uint32_t* off,
+                                                const unsigned char* wp, __m256& ra, __m256& rb) {
+        // One 128-bit load (two for K > 4), broadcast within lanes by shuffles: FP loads are the
+        // scarce resource of the blend, shuffles are not.
+        const __m256 lo = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(wp));
+        __m256 hi = lo;
+        if constexpr (K > 4) hi = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(wp + 16));
+        __m256 w[K];
+        unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+            const __m256 src = i < 4 ? lo : hi;
+            w[i] = _mm256_shuffle_ps(src, src, (i % 4) * 0x55);
+        });
+        if (a.implied) {
+            __m256 sum = _mm256_setzero_ps();
+            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = _mm256_add_ps(sum, w[i]); });
+            w[K - 1] = _mm256_sub_ps(_mm256_set1_ps(1.0f), sum);
+        }
+        const float* p0 = matrix_at(a, off[0]);
+        ra = _mm256_mul_ps(w[0], _mm256_loadu_ps(p0));
+        rb = _mm256_mul_ps(w[0], _mm256_loadu_ps(p0 + 8));
+        unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+            const float* p = matrix_at(a, off[i + 1]);
+            ra = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(p), ra);
+            rb = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(p + 8), rb);
+        });
+    }
+
+    /// Palette byte offsets of the K joints of vertices v .. v + 7, vertex by vertex: off[K i + s].
+    /// The kernel prepares a group's offsets one group ahead: read back at once, the loads would
+    /// wait for the 256-bit stores to be forwarded, which stalls the blend.
     template <int K, class Index>
-    KEYBLEND_SKIN_INLINE static void blend_vertex(const lbs_args& a, std::size_t v, const unsigned char* jp,
-                             const unsigned char* wp, __m256& ra, __m256& rb) {
+    KEYBLEND_SKIN_INLINE static void prepare(const lbs_args& a, std::size_t v, std::uint32_t* off) {
         if constexpr (K == 0) {
-            std::size_t joint[8];
-            float weight[8];
-            const std::size_t n = read_influences<Index>(a, v, joint, weight);
-            ra = _mm256_setzero_ps();
-            rb = _mm256_setzero_ps();
-            for (std::size_t i = 0; i < n; ++i) {
-                const float* p = a.palette + 16 * joint[i];
-                const __m256 w = _mm256_set1_ps(weight[i]);
-                ra = _mm256_fmadd_ps(w, _mm256_loadu_ps(p), ra);
-                rb = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 8), rb);
-            }
+            (void)a, (void)v, (void)off;
+            return;
         } else {
-            (void)v;
-            std::size_t off[K];
-            fast_joints<K, Index>(a, jp, off);
-            // One 128-bit load, broadcast within lanes by shuffles: FP loads are the scarce
-            // resource of the blend, shuffles are not.
-            const int stored = a.implied ? K - 1 : K;
-            __m256 all = _mm256_setzero_ps();
-            if (stored > 0) all = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(wp));
-            __m256 w[K];
-            w[0] = _mm256_shuffle_ps(all, all, 0x00);
-            if constexpr (K > 1) w[1] = _mm256_shuffle_ps(all, all, 0x55);
-            if constexpr (K > 2) w[2] = _mm256_shuffle_ps(all, all, 0xAA);
-            if constexpr (K > 3) w[3] = _mm256_shuffle_ps(all, all, 0xFF);
-            if (a.implied) {
-                __m256 sum = _mm256_setzero_ps();
-                unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = _mm256_add_ps(sum, w[i]); });
-                w[K - 1] = _mm256_sub_ps(_mm256_set1_ps(1.0f), sum);
+        const unsigned char* jp = a.joints + v * a.joint_stride;
+        if (joints_packed<Index>(a)) {
+            // The group's 8K indices are one array: clamp, widen and scale eight at a time, instead
+            // of extracting, comparing and shifting each in an integer register.
+            if constexpr (sizeof(Index) == 2) {
+                const __m128i last = _mm_set1_epi16(static_cast<short>(a.last_bone < 65535 ? a.last_bone : 65535));
+                unroll<K>([&](auto c) KEYBLEND_SKIN_LAMBDA {
+                    const __m128i x = _mm_min_epu16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(jp) + c), last);
+                    _mm256_store_si256(reinterpret_cast<__m256i*>(off) + c,
+                                       _mm256_slli_epi32(_mm256_cvtepu16_epi32(x), 6));
+                });
+            } else {
+                const __m128i last = _mm_set1_epi8(static_cast<char>(a.last_bone < 255 ? a.last_bone : 255));
+                unroll<K>([&](auto c) KEYBLEND_SKIN_LAMBDA {
+                    const __m128i x = _mm_min_epu8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(jp + 8 * c)), last);
+                    _mm256_store_si256(reinterpret_cast<__m256i*>(off) + c,
+                                       _mm256_slli_epi32(_mm256_cvtepu8_epi32(x), 6));
+                });
             }
-            ra = _mm256_mul_ps(w[0], _mm256_loadu_ps(a.palette + off[0]));
-            rb = _mm256_mul_ps(w[0], _mm256_loadu_ps(a.palette + off[0] + 8));
-            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                ra = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(a.palette + off[i + 1]), ra);
-                rb = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(a.palette + off[i + 1] + 8), rb);
+            static_assert(sizeof(glm::mat4) == 64, "offsets are indices * 64");
+        } else {
+            unroll<8>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                fast_joints<K, Index>(a, jp, off + K * i);
+                jp += a.joint_stride;
             });
+        }
         }
     }
 
     template <int K, class Index>
-    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
+    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, const std::uint32_t* off, V (&m)[12]) {
         // Four vertices at a time, so the live registers fit AVX2's sixteen.
         __m256 ua[2][3], ub[2][3];
-        group_pointers p(a, v);
-        unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
-            __m256 sa[4], sb[4];
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                blend_vertex<K, Index>(a, v + std::size_t(4 * h + i), p.joints, p.weights, sa[i], sb[i]);
-                p.next(a);
+        if constexpr (K == 0) {
+            unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
+                __m256 sa[4], sb[4];
+                unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                    blend_dynamic<Index>(a, v + std::size_t(4 * h + i), sa[i], sb[i]);
+                });
+                transpose_half(sa, ua[h]);
+                transpose_half(sb, ub[h]);
             });
-            transpose_half(sa, ua[h]);
-            transpose_half(sb, ub[h]);
-        });
+        } else {
+            const unsigned char* wp = a.weights + v * a.weight_stride;
+            unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
+                __m256 sa[4], sb[4];
+                unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                    blend_fast<K>(a, off + K * (4 * h + i), wp, sa[i], sb[i]);
+                    wp += a.weight_stride;
+                });
+                transpose_half(sa, ua[h]);
+                transpose_half(sb, ub[h]);
+            });
+        }
         for (int r = 0; r < 3; ++r) {
             m[r].v = _mm256_permute2f128_ps(ua[0][r], ua[1][r], 0x20);     // column 0
             m[3 + r].v = _mm256_permute2f128_ps(ua[0][r], ua[1][r], 0x31); // column 1
@@ -651,18 +680,8 @@ struct lane_ops<lanes::f8> {
             transpose3(r, x.v, y.v, z.v);
             return;
         }
-        case layout::planar:
-            x.v = _mm256_loadu_ps(s.at(v, 0));
-            y.v = _mm256_loadu_ps(s.at(v, 1));
-            z.v = _mm256_loadu_ps(s.at(v, 2));
-            return;
-        case layout::general: break;
+        default: return; // planar and general streams: load_xyz
         }
-        alignas(32) float t[3][8];
-        gather<8>(s, v, 3, t);
-        x.v = _mm256_load_ps(t[0]);
-        y.v = _mm256_load_ps(t[1]);
-        z.v = _mm256_load_ps(t[2]);
     }
 
     /// Rows of 4 floats (vertex i low lane, i + 4 high lane) <-> x, y, z, w of eight vertices.
@@ -676,29 +695,13 @@ struct lane_ops<lanes::f8> {
     }
 
     KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
-        if (s.kind == layout::packed || s.kind == layout::interleaved) {
-            __m256 r[4];
-            load_rows(s, v, r);
-            transpose4(r[0], r[1], r[2], r[3]);
-            x.v = r[0];
-            y.v = r[1];
-            z.v = r[2];
-            w.v = r[3];
-            return;
-        }
-        if (s.kind == layout::planar) {
-            x.v = _mm256_loadu_ps(s.at(v, 0));
-            y.v = _mm256_loadu_ps(s.at(v, 1));
-            z.v = _mm256_loadu_ps(s.at(v, 2));
-            w.v = _mm256_loadu_ps(s.at(v, 3));
-            return;
-        }
-        alignas(32) float t[4][8];
-        gather<8>(s, v, 4, t);
-        x.v = _mm256_load_ps(t[0]);
-        y.v = _mm256_load_ps(t[1]);
-        z.v = _mm256_load_ps(t[2]);
-        w.v = _mm256_load_ps(t[3]);
+        __m256 r[4];
+        load_rows(s, v, r);
+        transpose4(r[0], r[1], r[2], r[3]);
+        x.v = r[0];
+        y.v = r[1];
+        z.v = r[2];
+        w.v = r[3];
     }
 
     KEYBLEND_SKIN_INLINE static void put(const out_stream& s, float* p, __m256 r) {
@@ -749,48 +752,22 @@ struct lane_ops<lanes::f8> {
             });
             return;
         }
-        case layout::planar:
-            _mm256_storeu_ps(s.at(v, 0), x.v);
-            _mm256_storeu_ps(s.at(v, 1), y.v);
-            _mm256_storeu_ps(s.at(v, 2), z.v);
-            return;
-        case layout::general: break;
+        default: return; // planar and general streams: store_xyz
         }
-        alignas(32) float t[3][8];
-        _mm256_store_ps(t[0], x.v);
-        _mm256_store_ps(t[1], y.v);
-        _mm256_store_ps(t[2], z.v);
-        scatter<8>(s, v, 3, t);
     }
 
     KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
-        if (s.kind == layout::packed || s.kind == layout::interleaved) {
-            __m256 r0 = x.v, r1 = y.v, r2 = z.v, r3 = w.v;
-            transpose4(r0, r1, r2, r3);
-            const __m256 r[4] = {r0, r1, r2, r3};
-            unsigned char* p = s.data + v * s.stride;
-            unsigned char* q = p + 4 * s.stride;
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                _mm_storeu_ps(reinterpret_cast<float*>(p), _mm256_castps256_ps128(r[i]));
-                _mm_storeu_ps(reinterpret_cast<float*>(q), _mm256_extractf128_ps(r[i], 1));
-                p += s.stride;
-                q += s.stride;
-            });
-            return;
-        }
-        if (s.kind == layout::planar) {
-            _mm256_storeu_ps(s.at(v, 0), x.v);
-            _mm256_storeu_ps(s.at(v, 1), y.v);
-            _mm256_storeu_ps(s.at(v, 2), z.v);
-            _mm256_storeu_ps(s.at(v, 3), w.v);
-            return;
-        }
-        alignas(32) float t[4][8];
-        _mm256_store_ps(t[0], x.v);
-        _mm256_store_ps(t[1], y.v);
-        _mm256_store_ps(t[2], z.v);
-        _mm256_store_ps(t[3], w.v);
-        scatter<8>(s, v, 4, t);
+        __m256 r0 = x.v, r1 = y.v, r2 = z.v, r3 = w.v;
+        transpose4(r0, r1, r2, r3);
+        const __m256 r[4] = {r0, r1, r2, r3};
+        unsigned char* p = s.data + v * s.stride;
+        unsigned char* q = p + 4 * s.stride;
+        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+            _mm_storeu_ps(reinterpret_cast<float*>(p), _mm256_castps256_ps128(r[i]));
+            _mm_storeu_ps(reinterpret_cast<float*>(q), _mm256_extractf128_ps(r[i], 1));
+            p += s.stride;
+            q += s.stride;
+        });
     }
 };
 #endif
@@ -798,6 +775,33 @@ struct lane_ops<lanes::f8> {
 // ---------------------------------------------------------------------------------------------
 // The kernel
 // ---------------------------------------------------------------------------------------------
+
+// Moving attributes between the caller's layout and lanes: each lane type moves packed and
+// interleaved streams its own way; planar and element-by-element streams are the same in all.
+template <class V>
+KEYBLEND_SKIN_INLINE void load_xyz(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
+    if (s.kind == layout::packed || s.kind == layout::interleaved) return lane_ops<V>::load3(s, v, x, y, z);
+    V* c[3] = {&x, &y, &z};
+    s.kind == layout::planar ? load_planar(s, v, c) : load_general(s, v, c);
+}
+template <class V>
+KEYBLEND_SKIN_INLINE void load_xyzw(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
+    if (s.kind == layout::packed || s.kind == layout::interleaved) return lane_ops<V>::load4(s, v, x, y, z, w);
+    V* c[4] = {&x, &y, &z, &w};
+    s.kind == layout::planar ? load_planar(s, v, c) : load_general(s, v, c);
+}
+template <class V>
+KEYBLEND_SKIN_INLINE void store_xyz(const out_stream& s, std::size_t v, V x, V y, V z) {
+    if (s.kind == layout::packed || s.kind == layout::interleaved) return lane_ops<V>::store3(s, v, x, y, z);
+    const V c[3] = {x, y, z};
+    s.kind == layout::planar ? store_planar(s, v, c) : store_general(s, v, c);
+}
+template <class V>
+KEYBLEND_SKIN_INLINE void store_xyzw(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
+    if (s.kind == layout::packed || s.kind == layout::interleaved) return lane_ops<V>::store4(s, v, x, y, z, w);
+    const V c[4] = {x, y, z, w};
+    s.kind == layout::planar ? store_planar(s, v, c) : store_general(s, v, c);
+}
 
 /// Skins [begin, end), V::width vertices per step. Preconditions: (end - begin) % V::width == 0,
 /// no group reaches the vertices lane_ops<V>::guard excludes, and, for K > 0, fast_path(a).
@@ -808,17 +812,22 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
     // pointers and strides in registers instead of reloading them for every vertex.
     const lbs_args a = args;
     using lanes::fmadd;
-    for (std::size_t v = begin; v < end; v += V::width) {
+    // Palette offsets, double-buffered: the next group's are prepared while this one blends.
+    alignas(32) std::uint32_t offsets[2][8 * (K > 0 ? K : 1)];
+    if (begin < end) ops::template prepare<K, Index>(a, begin, offsets[0]);
+    int current = 0;
+    for (std::size_t v = begin; v < end; v += V::width, current ^= 1) {
+        if (v + V::width < end) ops::template prepare<K, Index>(a, v + V::width, offsets[current ^ 1]);
         // m[3c + r]: column c, row r of each lane's blended matrix (c = 3: translation).
         V m[12];
-        ops::template blend<K, Index>(a, v, m);
+        ops::template blend<K, Index>(a, v, offsets[current], m);
         V x, y, z, w;
-        ops::load3(a.pos, v, x, y, z);
-        ops::store3(a.out_pos, v, fmadd(m[0], x, fmadd(m[3], y, fmadd(m[6], z, m[9]))),
+        load_xyz(a.pos, v, x, y, z);
+        store_xyz(a.out_pos, v, fmadd(m[0], x, fmadd(m[3], y, fmadd(m[6], z, m[9]))),
                     fmadd(m[1], x, fmadd(m[4], y, fmadd(m[7], z, m[10]))),
                     fmadd(m[2], x, fmadd(m[5], y, fmadd(m[8], z, m[11]))));
         if (a.nrm.data) {
-            ops::load3(a.nrm, v, x, y, z);
+            load_xyz(a.nrm, v, x, y, z);
             if (a.inverse_transpose) {
                 // A^-T n = (n.x (c1 x c2) + n.y (c2 x c0) + n.z (c0 x c1)) / det(A).
                 const V k0x = m[4] * m[8] - m[5] * m[7], k0y = m[5] * m[6] - m[3] * m[8],
@@ -830,18 +839,18 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
                 const V det = fmadd(m[0], k0x, fmadd(m[1], k0y, m[2] * k0z));
                 const V one = V::set1(1.0f);
                 const V inv = select(det == V::set1(0.0f), one, one / det);
-                ops::store3(a.out_nrm, v, fmadd(k0x, x, fmadd(k1x, y, k2x * z)) * inv,
+                store_xyz(a.out_nrm, v, fmadd(k0x, x, fmadd(k1x, y, k2x * z)) * inv,
                             fmadd(k0y, x, fmadd(k1y, y, k2y * z)) * inv,
                             fmadd(k0z, x, fmadd(k1z, y, k2z * z)) * inv);
             } else {
-                ops::store3(a.out_nrm, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)),
+                store_xyz(a.out_nrm, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)),
                             fmadd(m[1], x, fmadd(m[4], y, m[7] * z)),
                             fmadd(m[2], x, fmadd(m[5], y, m[8] * z)));
             }
         }
         if (a.tan.data) {
-            ops::load4(a.tan, v, x, y, z, w);
-            ops::store4(a.out_tan, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)),
+            load_xyzw(a.tan, v, x, y, z, w);
+            store_xyzw(a.out_tan, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)),
                         fmadd(m[1], x, fmadd(m[4], y, m[7] * z)),
                         fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), w);
         }
@@ -865,6 +874,10 @@ void run_lbs(const lbs_args& a, std::size_t begin, std::size_t end, std::size_t 
             case 2: lbs_kernel<V, 2, Index>(a, begin, simd_end); break;
             case 3: lbs_kernel<V, 3, Index>(a, begin, simd_end); break;
             case 4: lbs_kernel<V, 4, Index>(a, begin, simd_end); break;
+            case 5: lbs_kernel<V, 5, Index>(a, begin, simd_end); break;
+            case 6: lbs_kernel<V, 6, Index>(a, begin, simd_end); break;
+            case 7: lbs_kernel<V, 7, Index>(a, begin, simd_end); break;
+            case 8: lbs_kernel<V, 8, Index>(a, begin, simd_end); break;
             default: lbs_kernel<V, 0, Index>(a, begin, simd_end); break;
             }
         }
