@@ -847,6 +847,36 @@ TEST_CASE("validate: a valid job passes; each broken part is named") {
     }
 }
 
+TEST_CASE("joint indices outside the palette: every path clamps them to the last matrix") {
+    // Packed joints (the groups checked whole fall back to clamping), padded joints (clamped
+    // index by index), both index types.
+    for (place infl : {place::packed, place::padded})
+        for (std::size_t k : {2u, 4u, 7u}) {
+            options o = small_job_options();
+            o.n = 41;
+            o.k = k;
+            o.influences = infl;
+            fixture<std::uint16_t> f(o);
+            f.joints.at(3, 0) = 9;
+            f.joints.at(20, k - 1) = 65535;
+            f.joints.at(33, 1) = std::uint16_t(f.mesh.palette.size());
+            skin_mesh clamped = f.mesh;
+            for (std::size_t v = 0; v < o.n; ++v)
+                for (std::size_t i = 0; i < k; ++i)
+                    clamped.bone_indices[v * k + i] =
+                        std::min<std::uint16_t>(f.joints.at(v, i), std::uint16_t(f.mesh.palette.size() - 1));
+            const reference r = vertex_major(clamped, f.weights_used(), o.nt);
+            const std::string label = describe(o, "uint16") + " with indices out of range";
+            run_path<lanes::f1>(f, r, label + " [scalar]");
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+            run_path<lanes::f4>(f, r, label + " [sse2]");
+#endif
+#if defined(KEYBLEND_LANES_AVX2)
+            run_path<lanes::f8>(f, r, label + " [avx2]");
+#endif
+        }
+}
+
 TEST_CASE("an empty mesh is a valid job that does nothing") {
     skinning_job<> job;
     job.influences = 2;

@@ -121,6 +121,14 @@ struct lbs_args {
     out_stream out_pos, out_nrm, out_tan;
 };
 
+/// How a SIMD group of the fast path reads its influences.
+enum class group_mode {
+    general,       ///< runtime strides, every joint index clamped
+    packed,        ///< the loader's layout (k joints, k weights per vertex, vertex after vertex),
+                   ///< every index of the group checked to be in range: constant strides, no clamps
+    packed_implied ///< the same with k - 1 weights per vertex (last_weight::implied)
+};
+
 // ---------------------------------------------------------------------------------------------
 // Reading influences one at a time (scalar path, dynamic counts, validation, DQS)
 // ---------------------------------------------------------------------------------------------
@@ -216,12 +224,8 @@ struct lane_ops<lanes::f1> {
     /// Vertices at the end of the mesh this lane type cannot process (it reads exactly).
     static std::size_t guard(const lbs_args&, bool) { return 0; }
 
-    /// Nothing to prepare one vertex at a time.
-    template <int K, class Index>
-    KEYBLEND_SKIN_INLINE static void prepare(const lbs_args&, std::size_t, std::uint32_t*) {}
-
-    template <int K, class Index>
-    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, const std::uint32_t*, V (&m)[12]) {
+    template <int K, class Index, group_mode>
+    KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
         std::size_t joint[8];
         float weight[8];
         const std::size_t c = read_influences<Index>(a, v, joint, weight);
@@ -233,6 +237,7 @@ struct lane_ops<lanes::f1> {
                 for (int row = 0; row < 3; ++row) r[3 * col + row] += w * p[4 * col + row];
         }
         for (int e = 0; e < 12; ++e) m[e] = V{r[e]};
+        return true;
     }
 
     KEYBLEND_SKIN_INLINE static void load3(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
@@ -257,8 +262,9 @@ struct lane_ops<lanes::f1> {
 
 // ---------------------------------------------------------------------------------------------
 // The fast path (K = k slots, 1 to 8, no per-vertex counts, each vertex's joints and weights
-// contiguous). Joint indices become byte offsets into the palette, clamped; each vertex's weights
-// arrive in one 128-bit load (two for K > 4) and are broadcast by shuffles.
+// contiguous). A vertex's joint indices arrive in one or two 64-bit loads and become palette
+// offsets in integer registers (clamped unless the group was checked whole); its weights arrive in
+// one 128-bit load (two for K > 4) and are broadcast by shuffles.
 // ---------------------------------------------------------------------------------------------
 
 /// Stands in for the weights of a job that has none (one influence, implied weight): the kernels
@@ -279,21 +285,28 @@ inline bool fast_path(const lbs_args& a) {
            a.weight_cs == sizeof(float);
 }
 
-/// True when a group's joint indices are one contiguous array (the loader's layout), which the
-/// AVX2 path turns into offsets eight vertices at a time, reading exactly those bytes.
+/// True when a group's joint indices are one contiguous array (the loader's layout), which
+/// group_in_range checks all at once.
 template <class Index>
 inline bool joints_packed(const lbs_args& a) {
     return a.joint_stride == a.k * sizeof(Index);
 }
 
-/// The over-read guard of the SIMD lane types: joints (unless read as a packed array) and weights
-/// on the fast path, and 16-byte loads of interleaved xyz streams.
+/// The group mode a job's layout allows (before its indices are checked).
 template <class Index>
-inline std::size_t simd_guard(const lbs_args& a, bool fast, bool batched_joints) {
+inline bool packed_mode_possible(const lbs_args& a) {
+    const std::size_t stored = a.implied ? a.k - 1 : a.k;
+    return joints_packed<Index>(a) && a.weight_stride == stored * sizeof(float);
+}
+
+/// The over-read guard of the SIMD lane types: joints and weights on the fast path, and 16-byte
+/// loads of interleaved xyz streams.
+template <class Index>
+inline std::size_t simd_guard(const lbs_args& a, bool fast) {
     std::size_t g = 0;
     const auto more = [&g](std::size_t x) { g = x > g ? x : g; };
     if (fast) {
-        if (!batched_joints) more(tail_guard(joint_read<Index>(a.k), a.k * sizeof(Index), a.joint_stride));
+        more(tail_guard(joint_read<Index>(a.k), a.k * sizeof(Index), a.joint_stride));
         const std::size_t stored = a.implied ? a.k - 1 : a.k;
         if (stored) more(tail_guard(weight_read(a.k), stored * sizeof(float), a.weight_stride));
     }
@@ -302,8 +315,10 @@ inline std::size_t simd_guard(const lbs_args& a, bool fast, bool batched_joints)
     return g;
 }
 
-/// The K joints at p (one vertex's) as byte offsets into the palette, clamped.
-template <int K, class Index>
+/// The K joints at p (one vertex's) as offsets into the palette in floats (16 per matrix: a
+/// float index folds into the loads' addressing, a byte offset costs an add). Clamped to the
+/// palette when Clamp; otherwise the caller has checked them (group_in_range).
+template <int K, class Index, bool Clamp = true>
 KEYBLEND_SKIN_INLINE void fast_joints(const lbs_args& a, const unsigned char* p, std::uint32_t* offset) {
     constexpr int per_word = 8 / int(sizeof(Index));
     std::uint64_t q[(K + per_word - 1) / per_word];
@@ -312,13 +327,44 @@ KEYBLEND_SKIN_INLINE void fast_joints(const lbs_args& a, const unsigned char* p,
     constexpr std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
     unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
         const std::size_t j = static_cast<std::size_t>((q[i / per_word] >> (bits * unsigned(i % per_word))) & mask);
-        offset[i] = static_cast<std::uint32_t>(sizeof(glm::mat4) * (j < a.last_bone ? j : a.last_bone));
+        offset[i] = static_cast<std::uint32_t>(16 * (Clamp && j > a.last_bone ? a.last_bone : j));
     });
 }
 
-/// The palette matrix at a byte offset.
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+/// True when the joint indices of the W vertices from v are one packed array and all within the
+/// palette: the group may then skip per-index clamping, the one check costs a few vector
+/// instructions per group. (A compare and a conditional move per index cost more than the blend's
+/// FMAs.) The bytes checked are the bytes the blend reads: outputs never alias the joints.
+template <std::size_t W, int K, class Index>
+KEYBLEND_SKIN_INLINE bool group_in_range(const lbs_args& a, std::size_t v) {
+    const unsigned char* p = a.joints + v * a.joint_stride;
+    constexpr std::size_t bytes = W * K * sizeof(Index); // a multiple of 8
+    __m128i over = _mm_setzero_si128();
+    if constexpr (sizeof(Index) == 2) {
+        const __m128i last = _mm_set1_epi16(static_cast<short>(a.last_bone < 65535 ? a.last_bone : 65535));
+        unroll<int(bytes / 16)>([&](auto c) KEYBLEND_SKIN_LAMBDA {
+            const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * c));
+            over = _mm_or_si128(over, _mm_subs_epu16(x, last));
+        });
+        if constexpr (bytes % 16 != 0)
+            over = _mm_or_si128(over, _mm_subs_epu16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + bytes - 8)), last));
+    } else {
+        const __m128i last = _mm_set1_epi8(static_cast<char>(a.last_bone < 255 ? a.last_bone : 255));
+        unroll<int(bytes / 16)>([&](auto c) KEYBLEND_SKIN_LAMBDA {
+            const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * c));
+            over = _mm_or_si128(over, _mm_subs_epu8(x, last));
+        });
+        if constexpr (bytes % 16 != 0)
+            over = _mm_or_si128(over, _mm_subs_epu8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + bytes - 8)), last));
+    }
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(over, _mm_setzero_si128())) == 0xFFFF;
+}
+#endif
+
+/// The palette matrix at an offset in floats.
 KEYBLEND_SKIN_INLINE const float* matrix_at(const lbs_args& a, std::uint32_t offset) {
-    return reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(a.palette) + offset);
+    return a.palette + offset;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,11 +386,12 @@ struct lane_ops<lanes::f4> {
     using V = lanes::f4;
 
     template <class Index>
-    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast, false); }
+    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
 
     /// Columns c[0..3] of vertex v's blended matrix; on the fast path jp / wp point at its joints
     /// and weights.
-    template <int K, class Index>
+    /// Implied: 1 when the last weight is implied, 0 when not, -1 to ask the job.
+    template <int K, class Index, bool Clamp, int Implied>
     KEYBLEND_SKIN_INLINE static void blend_vertex(const lbs_args& a, std::size_t v, const unsigned char* jp,
                                                   const unsigned char* wp, __m128 (&c)[4]) {
         if constexpr (K == 0) {
@@ -361,9 +408,9 @@ struct lane_ops<lanes::f4> {
         } else {
             (void)v;
             std::uint32_t off[K];
-            fast_joints<K, Index>(a, jp, off);
+            fast_joints<K, Index, Clamp>(a, jp, off);
             __m128 w[K];
-            load_weights<K>(a, wp, w);
+            load_weights<K, Implied>(a, wp, w);
             const float* p0 = matrix_at(a, off[0]);
             unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA { c[q] = _mm_mul_ps(w[0], _mm_loadu_ps(p0 + 4 * q)); });
             unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
@@ -376,7 +423,7 @@ struct lane_ops<lanes::f4> {
     }
 
     /// The K weights at wp (one vertex's), each broadcast to a register (the implied one computed).
-    template <int K>
+    template <int K, int Implied>
     KEYBLEND_SKIN_INLINE static void load_weights(const lbs_args& a, const unsigned char* wp, __m128 (&w)[K]) {
         const __m128 lo = _mm_loadu_ps(reinterpret_cast<const float*>(wp));
         __m128 hi = lo;
@@ -385,7 +432,7 @@ struct lane_ops<lanes::f4> {
             const __m128 src = i < 4 ? lo : hi;
             w[i] = _mm_shuffle_ps(src, src, (i % 4) * 0x55);
         });
-        if (a.implied) {
+        if (Implied < 0 ? a.implied : Implied == 1) {
             // 1 - sum of the others, summed in slot order (as read_influences does).
             __m128 sum = _mm_setzero_ps();
             unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = _mm_add_ps(sum, w[i]); });
@@ -393,23 +440,38 @@ struct lane_ops<lanes::f4> {
         }
     }
 
-    /// Joints are read vertex by vertex in blend_vertex.
-    template <int K, class Index>
-    KEYBLEND_SKIN_INLINE static void prepare(const lbs_args&, std::size_t, std::uint32_t*) {}
+    template <int K, class Index, group_mode Mode>
+    KEYBLEND_SKIN_INLINE static void blend_group(const lbs_args& a, std::size_t v, __m128 (&c)[4][4]) {
+        if constexpr (Mode == group_mode::general) {
+            const unsigned char* jp = a.joints + v * a.joint_stride;
+            const unsigned char* wp = a.weights + v * a.weight_stride;
+            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                blend_vertex<K, Index, true, -1>(a, v + std::size_t(i), jp, wp, c[i]);
+                jp += a.joint_stride;
+                wp += a.weight_stride;
+            });
+        } else {
+            constexpr int implied = Mode == group_mode::packed_implied ? 1 : 0;
+            constexpr std::size_t js = K * sizeof(Index), ws = (K - implied) * sizeof(float);
+            const unsigned char* jp = a.joints + v * js;
+            const unsigned char* wp = a.weights + v * ws;
+            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                blend_vertex<K, Index, false, implied>(a, v + std::size_t(i), jp + i * js, wp + i * ws, c[i]);
+            });
+        }
+    }
 
-    template <int K, class Index>
-    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, const std::uint32_t*, V (&m)[12]) {
+    /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
+    template <int K, class Index, group_mode Mode>
+    KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
+        if constexpr (Mode != group_mode::general)
+            if (!group_in_range<4, K, Index>(a, v)) return false;
         __m128 c[4][4];
-        const unsigned char* jp = a.joints + v * a.joint_stride;
-        const unsigned char* wp = a.weights + v * a.weight_stride;
-        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            blend_vertex<K, Index>(a, v + std::size_t(i), jp, wp, c[i]);
-            jp += a.joint_stride;
-            wp += a.weight_stride;
-        });
+        blend_group<K, Index, Mode>(a, v, c);
         unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA {
             transpose3(c[0][q], c[1][q], c[2][q], c[3][q], m[3 * q].v, m[3 * q + 1].v, m[3 * q + 2].v);
         });
+        return true;
     }
 
     KEYBLEND_SKIN_INLINE static void load3(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
@@ -524,9 +586,7 @@ struct lane_ops<lanes::f8> {
     using V = lanes::f8;
 
     template <class Index>
-    static std::size_t guard(const lbs_args& a, bool fast) {
-        return simd_guard<Index>(a, fast, joints_packed<Index>(a));
-    }
+    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
 
     /// Vertex v's blended matrix as columns 0|1 (ra) and 2|3 (rb), for the dynamic path.
     template <class Index>
@@ -545,7 +605,8 @@ struct lane_ops<lanes::f8> {
     }
 
     /// The same on the fast path: off holds the vertex's K palette offsets, wp its weights.
-    template <int K>
+    /// Implied: 1 when the last weight is implied, 0 when not, -1 to ask the job.
+    template <int K, int Implied>
     KEYBLEND_SKIN_INLINE static void blend_fast(const lbs_args& a, const std::uint32_t* off,
                                                 const unsigned char* wp, __m256& ra, __m256& rb) {
         // One 128-bit load (two for K > 4), broadcast within lanes by shuffles: FP loads are the
@@ -558,90 +619,72 @@ struct lane_ops<lanes::f8> {
             const __m256 src = i < 4 ? lo : hi;
             w[i] = _mm256_shuffle_ps(src, src, (i % 4) * 0x55);
         });
-        if (a.implied) {
+        if (Implied < 0 ? a.implied : Implied == 1) {
             __m256 sum = _mm256_setzero_ps();
             unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = _mm256_add_ps(sum, w[i]); });
             w[K - 1] = _mm256_sub_ps(_mm256_set1_ps(1.0f), sum);
         }
-        const float* p0 = matrix_at(a, off[0]);
-        ra = _mm256_mul_ps(w[0], _mm256_loadu_ps(p0));
-        rb = _mm256_mul_ps(w[0], _mm256_loadu_ps(p0 + 8));
+        // Two base pointers, so that each load folds base + index * 4 into its address instead of
+        // the compiler computing the matrix's address once with an extra instruction.
+        const float* lo_half = a.palette;
+        const float* hi_half = a.palette + 8;
+        ra = _mm256_mul_ps(w[0], _mm256_loadu_ps(lo_half + off[0]));
+        rb = _mm256_mul_ps(w[0], _mm256_loadu_ps(hi_half + off[0]));
         unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            const float* p = matrix_at(a, off[i + 1]);
-            ra = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(p), ra);
-            rb = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(p + 8), rb);
+            ra = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(lo_half + off[i + 1]), ra);
+            rb = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(hi_half + off[i + 1]), rb);
         });
     }
 
-    /// Palette byte offsets of the K joints of vertices v .. v + 7, vertex by vertex: off[K i + s].
-    /// The kernel prepares a group's offsets one group ahead: read back at once, the loads would
-    /// wait for the 256-bit stores to be forwarded, which stalls the blend.
-    template <int K, class Index>
-    KEYBLEND_SKIN_INLINE static void prepare(const lbs_args& a, std::size_t v, std::uint32_t* off) {
-        if constexpr (K == 0) {
-            (void)a, (void)v, (void)off;
-            return;
-        } else {
-        const unsigned char* jp = a.joints + v * a.joint_stride;
-        if (joints_packed<Index>(a)) {
-            // The group's 8K indices are one array: clamp, widen and scale eight at a time, instead
-            // of extracting, comparing and shifting each in an integer register.
-            if constexpr (sizeof(Index) == 2) {
-                const __m128i last = _mm_set1_epi16(static_cast<short>(a.last_bone < 65535 ? a.last_bone : 65535));
-                unroll<K>([&](auto c) KEYBLEND_SKIN_LAMBDA {
-                    const __m128i x = _mm_min_epu16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(jp) + c), last);
-                    _mm256_store_si256(reinterpret_cast<__m256i*>(off) + c,
-                                       _mm256_slli_epi32(_mm256_cvtepu16_epi32(x), 6));
-                });
-            } else {
-                const __m128i last = _mm_set1_epi8(static_cast<char>(a.last_bone < 255 ? a.last_bone : 255));
-                unroll<K>([&](auto c) KEYBLEND_SKIN_LAMBDA {
-                    const __m128i x = _mm_min_epu8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(jp + 8 * c)), last);
-                    _mm256_store_si256(reinterpret_cast<__m256i*>(off) + c,
-                                       _mm256_slli_epi32(_mm256_cvtepu8_epi32(x), 6));
-                });
-            }
-            static_assert(sizeof(glm::mat4) == 64, "offsets are indices * 64");
-        } else {
-            unroll<8>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                fast_joints<K, Index>(a, jp, off + K * i);
-                jp += a.joint_stride;
+    /// Blends vertices v .. v + 7, four at a time (so the live registers fit AVX2's sixteen), each
+    /// four partly transposed: ua / ub hold columns 0|1 / 2|3 of vertices 4h .. 4h + 3.
+    template <int K, class Index, group_mode Mode>
+    KEYBLEND_SKIN_INLINE static void blend_group(const lbs_args& a, std::size_t v, __m256 (&ua)[2][3],
+                                                 __m256 (&ub)[2][3]) {
+        // In the packed modes the strides are constants: the eight vertices' addresses fold into
+        // the loads, leaving integer registers for the palette offsets.
+        constexpr int implied = Mode == group_mode::packed_implied ? 1 : 0;
+        constexpr std::size_t js = K * sizeof(Index), ws = (K > 0 ? K - implied : 0) * sizeof(float);
+        constexpr bool general = Mode == group_mode::general;
+        const unsigned char* jp = a.joints + v * (general ? a.joint_stride : js);
+        const unsigned char* wp = a.weights + v * (general ? a.weight_stride : ws);
+        unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
+            __m256 sa[4], sb[4];
+            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                if constexpr (K == 0) {
+                    blend_dynamic<Index>(a, v + std::size_t(4 * h + i), sa[i], sb[i]);
+                } else if constexpr (Mode == group_mode::general) {
+                    std::uint32_t off[K];
+                    fast_joints<K, Index, true>(a, jp, off);
+                    blend_fast<K, -1>(a, off, wp, sa[i], sb[i]);
+                    jp += a.joint_stride;
+                    wp += a.weight_stride;
+                } else {
+                    constexpr std::size_t n = 4 * h + i;
+                    std::uint32_t off[K];
+                    fast_joints<K, Index, false>(a, jp + n * js, off);
+                    blend_fast<K, implied>(a, off, wp + n * ws, sa[i], sb[i]);
+                }
             });
-        }
-        }
+            transpose_half(sa, ua[h]);
+            transpose_half(sb, ub[h]);
+        });
     }
 
-    template <int K, class Index>
-    KEYBLEND_SKIN_INLINE static void blend(const lbs_args& a, std::size_t v, const std::uint32_t* off, V (&m)[12]) {
-        // Four vertices at a time, so the live registers fit AVX2's sixteen.
+    /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
+    template <int K, class Index, group_mode Mode>
+    KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
+        if constexpr (Mode != group_mode::general)
+            if (!group_in_range<8, K, Index>(a, v)) return false;
         __m256 ua[2][3], ub[2][3];
-        if constexpr (K == 0) {
-            unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
-                __m256 sa[4], sb[4];
-                unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                    blend_dynamic<Index>(a, v + std::size_t(4 * h + i), sa[i], sb[i]);
-                });
-                transpose_half(sa, ua[h]);
-                transpose_half(sb, ub[h]);
-            });
-        } else {
-            const unsigned char* wp = a.weights + v * a.weight_stride;
-            unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
-                __m256 sa[4], sb[4];
-                unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                    blend_fast<K>(a, off + K * (4 * h + i), wp, sa[i], sb[i]);
-                    wp += a.weight_stride;
-                });
-                transpose_half(sa, ua[h]);
-                transpose_half(sb, ub[h]);
-            });
-        }
+        blend_group<K, Index, Mode>(a, v, ua, ub);
         for (int r = 0; r < 3; ++r) {
             m[r].v = _mm256_permute2f128_ps(ua[0][r], ua[1][r], 0x20);     // column 0
             m[3 + r].v = _mm256_permute2f128_ps(ua[0][r], ua[1][r], 0x31); // column 1
             m[6 + r].v = _mm256_permute2f128_ps(ub[0][r], ub[1][r], 0x20); // column 2
             m[9 + r].v = _mm256_permute2f128_ps(ub[0][r], ub[1][r], 0x31); // translation
         }
+        return true;
     }
 
     /// 16 bytes of each of eight vertices: vertex i in the low lane of r[i], i + 4 in the high lane.
@@ -803,24 +846,34 @@ KEYBLEND_SKIN_INLINE void store_xyzw(const out_stream& s, std::size_t v, V x, V 
     s.kind == layout::planar ? store_planar(s, v, c) : store_general(s, v, c);
 }
 
-/// Skins [begin, end), V::width vertices per step. Preconditions: (end - begin) % V::width == 0,
-/// no group reaches the vertices lane_ops<V>::guard excludes, and, for K > 0, fast_path(a).
+template <class V, int K, class Index, group_mode Mode>
+void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end);
+
+/// A packed-mode group that holds an index outside the palette (invalid data, which validate()
+/// reports): skinned with clamping, out of line so that the packed kernel's loop stays lean.
 template <class V, int K, class Index>
+KEYBLEND_SKIN_COLD void lbs_group_clamped(const lbs_args& a, std::size_t v) {
+    lbs_kernel<V, K, Index, group_mode::general>(a, v, v + V::width);
+}
+
+/// Skins [begin, end), V::width vertices per step. Preconditions: (end - begin) % V::width == 0,
+/// no group reaches the vertices lane_ops<V>::guard excludes; for K > 0, fast_path(a), and for the
+/// packed modes packed_mode_possible(a) with `implied` matching. Each mode is its own function:
+/// with several group variants in one loop body compilers run out of integer registers.
+template <class V, int K, class Index, group_mode Mode>
 void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
     using ops = lane_ops<V>;
     // A local copy: the compiler then knows the output stores cannot change it, and keeps the
     // pointers and strides in registers instead of reloading them for every vertex.
     const lbs_args a = args;
     using lanes::fmadd;
-    // Palette offsets, double-buffered: the next group's are prepared while this one blends.
-    alignas(32) std::uint32_t offsets[2][8 * (K > 0 ? K : 1)];
-    if (begin < end) ops::template prepare<K, Index>(a, begin, offsets[0]);
-    int current = 0;
-    for (std::size_t v = begin; v < end; v += V::width, current ^= 1) {
-        if (v + V::width < end) ops::template prepare<K, Index>(a, v + V::width, offsets[current ^ 1]);
+    for (std::size_t v = begin; v < end; v += V::width) {
         // m[3c + r]: column c, row r of each lane's blended matrix (c = 3: translation).
         V m[12];
-        ops::template blend<K, Index>(a, v, offsets[current], m);
+        if (!ops::template blend<K, Index, Mode>(a, v, m)) {
+            if constexpr (Mode != group_mode::general) lbs_group_clamped<V, K, Index>(a, v);
+            continue;
+        }
         V x, y, z, w;
         load_xyz(a.pos, v, x, y, z);
         store_xyz(a.out_pos, v, fmadd(m[0], x, fmadd(m[3], y, fmadd(m[6], z, m[9]))),
@@ -857,6 +910,17 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
     }
 }
 
+/// The fast path's kernel for this job's layout (chosen once per run).
+template <class V, int K, class Index>
+void lbs_modes(const lbs_args& a, std::size_t begin, std::size_t end) {
+    if (!packed_mode_possible<Index>(a))
+        lbs_kernel<V, K, Index, group_mode::general>(a, begin, end);
+    else if (a.implied)
+        lbs_kernel<V, K, Index, group_mode::packed_implied>(a, begin, end);
+    else
+        lbs_kernel<V, K, Index, group_mode::packed>(a, begin, end);
+}
+
 /// Skins [begin, end) of a mesh of n vertices with lane type V: SIMD groups where they fit and
 /// may read, the scalar kernel for the rest.
 template <class V, class Index>
@@ -870,19 +934,19 @@ void run_lbs(const lbs_args& a, std::size_t begin, std::size_t end, std::size_t 
         if (stop > begin) {
             simd_end = begin + (stop - begin) / V::width * V::width;
             switch (fast ? a.k : 0) {
-            case 1: lbs_kernel<V, 1, Index>(a, begin, simd_end); break;
-            case 2: lbs_kernel<V, 2, Index>(a, begin, simd_end); break;
-            case 3: lbs_kernel<V, 3, Index>(a, begin, simd_end); break;
-            case 4: lbs_kernel<V, 4, Index>(a, begin, simd_end); break;
-            case 5: lbs_kernel<V, 5, Index>(a, begin, simd_end); break;
-            case 6: lbs_kernel<V, 6, Index>(a, begin, simd_end); break;
-            case 7: lbs_kernel<V, 7, Index>(a, begin, simd_end); break;
-            case 8: lbs_kernel<V, 8, Index>(a, begin, simd_end); break;
-            default: lbs_kernel<V, 0, Index>(a, begin, simd_end); break;
+            case 1: lbs_modes<V, 1, Index>(a, begin, simd_end); break;
+            case 2: lbs_modes<V, 2, Index>(a, begin, simd_end); break;
+            case 3: lbs_modes<V, 3, Index>(a, begin, simd_end); break;
+            case 4: lbs_modes<V, 4, Index>(a, begin, simd_end); break;
+            case 5: lbs_modes<V, 5, Index>(a, begin, simd_end); break;
+            case 6: lbs_modes<V, 6, Index>(a, begin, simd_end); break;
+            case 7: lbs_modes<V, 7, Index>(a, begin, simd_end); break;
+            case 8: lbs_modes<V, 8, Index>(a, begin, simd_end); break;
+            default: lbs_kernel<V, 0, Index, group_mode::general>(a, begin, simd_end); break;
             }
         }
     }
-    lbs_kernel<lanes::f1, 0, Index>(a, simd_end, end);
+    lbs_kernel<lanes::f1, 0, Index, group_mode::general>(a, simd_end, end);
 }
 
 } // namespace skin
