@@ -8,10 +8,11 @@
 //   skin/<attributes>/<k>/<vertices>/reference   the plain loop: blend glm::mat4s, multiply
 //   skin/tiny/pos+nrm/2/4432[/reference]         a mesh the size of tiny.x's body: 4432
 //                                                vertices, 35 bones, 2 influences
-//   bound/pos+nrm/4/<vertices>[/2]               no arithmetic: reads the bytes a 4-influence
+//   bound/pos+nrm/4/<vertices>/<stores>[/2]      no arithmetic: reads the bytes a 4-influence
 //                                                position + normal job reads and writes what it
-//                                                writes (non-temporal stores) - the memory bound
-//                                                in vertices/s, measured in the same run
+//                                                writes, with cached or non-temporal (stream)
+//                                                stores - the memory bound in vertices/s,
+//                                                measured in the same run
 //
 // attributes: pos, pos+nrm, pos+nrm+tan. Each case reports Mvertices/s; the 2-thread cases are
 // compared with the one-thread reference.
@@ -235,8 +236,9 @@ void bm_reference(benchmark::State& state, const loaded_mesh* fixed, unsigned at
 
 #if defined(__AVX2__)
 /// The memory bound of a 4-influence position + normal job in this layout: the same bytes read
-/// (12 + 12 + 8 + 16 per vertex) and written (12 + 12, non-temporal), no arithmetic to speak of.
-void bm_bound(benchmark::State& state, std::size_t n, std::size_t threads) {
+/// (12 + 12 + 8 + 16 per vertex) and written (12 + 12), with ordinary or non-temporal stores, no
+/// arithmetic to speak of.
+void bm_bound(benchmark::State& state, std::size_t n, std::size_t threads, bool streaming) {
     const loaded_mesh& m = mesh_for(4, n);
     // Outputs 32-byte aligned, for the 256-bit non-temporal stores.
     std::vector<float> pbuf(3 * n + 8), nbuf(3 * n + 8);
@@ -254,8 +256,15 @@ void bm_bound(benchmark::State& state, std::size_t n, std::size_t threads) {
                                             _mm256_add_ps(_mm256_loadu_ps(w + 4 * v + 16), _mm256_loadu_ps(w + 4 * v + 24)));
             const __m256 mix = _mm256_add_ps(ws, _mm256_castsi256_ps(idx));
             for (std::size_t c = 0; c < 24; c += 8) {
-                _mm256_stream_ps(pa + 3 * v + c, _mm256_add_ps(_mm256_loadu_ps(p + 3 * v + c), mix));
-                _mm256_stream_ps(na + 3 * v + c, _mm256_add_ps(_mm256_loadu_ps(nm + 3 * v + c), mix));
+                const __m256 a = _mm256_add_ps(_mm256_loadu_ps(p + 3 * v + c), mix);
+                const __m256 b = _mm256_add_ps(_mm256_loadu_ps(nm + 3 * v + c), mix);
+                if (streaming) {
+                    _mm256_stream_ps(pa + 3 * v + c, a);
+                    _mm256_stream_ps(na + 3 * v + c, b);
+                } else {
+                    _mm256_store_ps(pa + 3 * v + c, a);
+                    _mm256_store_ps(na + 3 * v + c, b);
+                }
             }
         }
     };
@@ -306,11 +315,14 @@ void register_all() {
                                  std::size_t(4432), std::size_t(1))
         ->UseRealTime();
 #if defined(__AVX2__)
-    for (std::size_t n : {100000u, 1000000u}) {
-        const std::string base = "bound/pos+nrm/4/" + std::to_string(n);
-        benchmark::RegisterBenchmark(base.c_str(), bm_bound, n, std::size_t(1))->UseRealTime();
-        benchmark::RegisterBenchmark((base + "/2").c_str(), bm_bound, n, std::size_t(2))->UseRealTime();
-    }
+    for (std::size_t n : {100000u, 1000000u})
+        for (bool streaming : {false, true}) {
+            const std::string base =
+                std::string("bound/pos+nrm/4/") + std::to_string(n) + (streaming ? "/stream" : "/cached");
+            benchmark::RegisterBenchmark(base.c_str(), bm_bound, n, std::size_t(1), streaming)->UseRealTime();
+            benchmark::RegisterBenchmark((base + "/2").c_str(), bm_bound, n, std::size_t(2), streaming)
+                ->UseRealTime();
+        }
 #endif
 }
 

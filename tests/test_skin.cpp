@@ -877,6 +877,49 @@ TEST_CASE("joint indices outside the palette: every path clamps them to the last
         }
 }
 
+TEST_CASE("streaming stores: every output alignment, same results as cached stores") {
+    const skin_mesh m = random_mesh(301, 4, 20, 17);
+    std::vector<glm::vec3> cached_p(m.size()), cached_n(m.size());
+    skinning_job<> job;
+    job.influences = 4;
+    job.joints = make_span(m.bone_indices, 4);
+    job.weights = make_span(m.weights, 4);
+    job.in_positions = make_span(m.positions);
+    job.in_normals = make_span(m.normals);
+    job.out_positions = make_span(cached_p);
+    job.out_normals = make_span(cached_n);
+    job.palette = m.palette.data();
+    job.palette_size = m.palette.size();
+    job.stores = store_policy::cached;
+    REQUIRE(job.run());
+    // Output arrays starting 0..7 floats into a buffer: every alignment modulo 32 bytes, with
+    // positions and normals aligned alike or not.
+    for (std::size_t shift_p = 0; shift_p < 8; ++shift_p)
+        for (std::size_t shift_n : {shift_p, (shift_p + 3) % 8}) {
+            std::vector<float> bp(3 * m.size() + 16, garbage()), bn(3 * m.size() + 16, garbage());
+            job.out_positions = {bp.data() + shift_p, m.size(), 12, 4};
+            job.out_normals = {bn.data() + shift_n, m.size(), 12, 4};
+            job.stores = store_policy::streaming;
+            job.range = vertex_range{shift_p * 3, vertex_range::all}; // also from odd starts
+            REQUIRE(job.run());
+            std::size_t bad = 0;
+            for (std::size_t i = 0; i < bp.size(); ++i) {
+                const std::size_t v = (i - shift_p) / 3;
+                const bool written = i >= shift_p + 9 * shift_p && i < shift_p + 3 * m.size();
+                if (!written) bad += !kbtest::bit_equal(bp[i], garbage());
+                else bad += !(std::fabs(bp[i] - cached_p[v][int((i - shift_p) % 3)]) <= 1e-5f * std::max(1.0f, std::fabs(bp[i])));
+            }
+            for (std::size_t i = 0; i < bn.size(); ++i) {
+                const std::size_t v = (i - shift_n) / 3;
+                const bool written = i >= shift_n + 9 * shift_p && i < shift_n + 3 * m.size();
+                if (!written) bad += !kbtest::bit_equal(bn[i], garbage());
+                else bad += !(std::fabs(bn[i] - cached_n[v][int((i - shift_n) % 3)]) <= 1e-5f * std::max(1.0f, std::fabs(bn[i])));
+            }
+            INFO("positions " << shift_p << " floats in, normals " << shift_n);
+            CHECK(bad == 0);
+        }
+}
+
 TEST_CASE("an empty mesh is a valid job that does nothing") {
     skinning_job<> job;
     job.influences = 2;

@@ -145,9 +145,12 @@ enum class store_policy : unsigned char {
     automatic,
     /// Ordinary stores: the output stays in the caches for whoever reads it next.
     cached,
-    /// Non-temporal stores where the output layout allows it (packed xyz arrays, 16-byte aligned),
-    /// ordinary stores elsewhere: output bypasses the caches, saving the memory read that an
-    /// ordinary store of an uncached line costs. Best for meshes larger than the last-level cache.
+    /// Non-temporal stores where the output layout allows it, ordinary stores elsewhere: output
+    /// bypasses the caches, saving the memory read that an ordinary store of an uncached line
+    /// costs. Best for meshes larger than the last-level cache. AVX2 path only, for packed xyz
+    /// position and normal arrays (std::vector<glm::vec3>) that reach 32-byte alignment at the
+    /// same vertex: the first few (at most 7) vertices of the range are skinned by the scalar path
+    /// so that every store is a whole aligned 32 bytes.
     streaming,
 };
 
@@ -224,6 +227,12 @@ struct skinning_streams {
 /// palette is clamped to the last entry by run() (never read out of bounds); NaN weights give NaN
 /// output. Nothing allocates. SIMD (AVX2 + FMA, or SSE2) unless KEYBLEND_NO_INTRINSICS; results
 /// equal the scalar path within float rounding (1e-5 relative).
+///
+/// Speed: fastest with the .X loader's layout (k joints and k weights per vertex, one vertex after
+/// the other) and k <= 8 with no influence_counts; per-vertex counts, other influence layouts and
+/// unusual attribute strides take slower, general paths. A palette of at most 128 matrices that is
+/// not 32-byte aligned (a std::vector<glm::mat4> is 16-byte aligned) is copied to an aligned 8 KB
+/// stack buffer first: misaligned, one in two of the blend's 32-byte loads straddles a cache line.
 template <class JointIndex = std::uint16_t>
 struct skinning_job : skinning_streams<JointIndex> {
     /// The skinning matrices, `palette_size` of them (see build_palette). Any 4x4 matrices.

@@ -267,17 +267,13 @@ inline in_stream make_in(const strided_span<const float>& s, std::size_t compone
     return r;
 }
 
-inline out_stream make_out(const strided_span<float>& s, std::size_t components, std::size_t begin,
-                           bool streaming) {
+inline out_stream make_out(const strided_span<float>& s, std::size_t components, bool streaming) {
     out_stream r;
     r.data = reinterpret_cast<unsigned char*>(s.data);
     r.stride = s.stride;
     r.cs = s.component_stride;
     r.kind = classify(s.stride, s.component_stride, components);
-    // Non-temporal stores need 16-byte alignment; SIMD groups of a packed stream start at `begin`
-    // and advance by multiples of 48 bytes, so the first group's address decides.
-    r.streaming = streaming && r.kind == layout::packed && r.data &&
-                  (reinterpret_cast<std::uintptr_t>(r.data + begin * r.stride) & 15) == 0;
+    r.streaming = streaming && r.kind == layout::packed && r.data; // alignment: run_lbs
     return r;
 }
 
@@ -307,14 +303,14 @@ lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::
         a.count_stride = j.influence_counts.stride;
     }
     a.pos = make_in(j.in_positions, 3);
-    a.out_pos = make_out(j.out_positions, 3, c.begin, c.streaming);
+    a.out_pos = make_out(j.out_positions, 3, c.streaming);
     if (!j.in_normals.empty()) {
         a.nrm = make_in(j.in_normals, 3);
-        a.out_nrm = make_out(j.out_normals, 3, c.begin, c.streaming);
+        a.out_nrm = make_out(j.out_normals, 3, c.streaming);
     }
     if (!j.in_tangents.empty()) {
         a.tan = make_in(j.in_tangents, 4);
-        a.out_tan = make_out(j.out_tangents, 4, c.begin, false);
+        a.out_tan = make_out(j.out_tangents, 4, false);
     }
     return a;
 }

@@ -97,7 +97,8 @@ struct out_stream {
     std::size_t stride = 0;
     std::size_t cs = 0;
     layout kind = layout::general;
-    /// Non-temporal stores (packed layout, 16-byte aligned from the first SIMD group on).
+    /// Non-temporal stores wanted (packed layout). The AVX2 kernel honours it when the SIMD groups
+    /// can start 32-byte aligned (see run_lbs); the other lane types ignore it.
     bool streaming = false;
     float* at(std::size_t v, std::size_t c = 0) const {
         return reinterpret_cast<float*>(data + v * stride + c * cs);
@@ -507,12 +508,8 @@ struct lane_ops<lanes::f4> {
         w.v = r3;
     }
 
-    KEYBLEND_SKIN_INLINE static void put(const out_stream& s, float* p, __m128 r) {
-        if (s.streaming)
-            _mm_stream_ps(p, r);
-        else
-            _mm_storeu_ps(p, r);
-    }
+    /// (No non-temporal stores here: 16-byte ones were measured slower than ordinary stores.)
+    KEYBLEND_SKIN_INLINE static void put(const out_stream&, float* p, __m128 r) { _mm_storeu_ps(p, r); }
 
     KEYBLEND_SKIN_INLINE static void store3(const out_stream& s, std::size_t v, V x, V y, V z) {
         switch (s.kind) {
@@ -747,15 +744,13 @@ struct lane_ops<lanes::f8> {
         w.v = r[3];
     }
 
+    /// Non-temporal stores only 32 bytes at a time, 32-byte aligned (run_lbs arranges it): split
+    /// into 16-byte ones they were measured at half the speed of ordinary stores.
     KEYBLEND_SKIN_INLINE static void put(const out_stream& s, float* p, __m256 r) {
-        if (!s.streaming) {
-            _mm256_storeu_ps(p, r);
-        } else if ((reinterpret_cast<std::uintptr_t>(p) & 31) == 0) {
+        if (s.streaming)
             _mm256_stream_ps(p, r);
-        } else { // 16-byte aligned (out_stream::streaming guarantees it)
-            _mm_stream_ps(p, _mm256_castps256_ps128(r));
-            _mm_stream_ps(p + 4, _mm256_extractf128_ps(r, 1));
-        }
+        else
+            _mm256_storeu_ps(p, r);
     }
 
     KEYBLEND_SKIN_INLINE static void store3(const out_stream& s, std::size_t v, V x, V y, V z) {
@@ -923,10 +918,46 @@ void lbs_modes(const lbs_args& a, std::size_t begin, std::size_t end) {
 
 /// Skins [begin, end) of a mesh of n vertices with lane type V: SIMD groups where they fit and
 /// may read, the scalar kernel for the rest.
+/// The first vertex from `begin` at which each packed output wanted streaming is 32-byte aligned
+/// (a packed xyz stream comes back to the same alignment every 8 vertices), with streaming turned
+/// off for outputs that are not aligned there too or not at all. Only AVX2 streams.
+template <class V>
+std::size_t streaming_start(lbs_args& a, std::size_t begin) {
+    out_stream* outs[2] = {&a.out_pos, &a.out_nrm};
+    if constexpr (V::width != 8) {
+        for (out_stream* o : outs) o->streaming = false;
+        return begin;
+    }
+    std::size_t start = begin;
+    bool found = false;
+    for (out_stream* o : outs) {
+        if (!o->streaming) continue;
+        std::size_t s = 0;
+        while (s < 8 && reinterpret_cast<std::uintptr_t>(o->data + (begin + s) * o->stride) % 32 != 0) ++s;
+        if (s == 8 || (found && begin + s != start)) {
+            o->streaming = false;
+            continue;
+        }
+        start = begin + s;
+        found = true;
+    }
+    return start;
+}
+
 template <class V, class Index>
-void run_lbs(const lbs_args& a, std::size_t begin, std::size_t end, std::size_t n) {
+void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n) {
+    lbs_args a = args;
     std::size_t simd_end = begin;
     if constexpr (V::width > 1) {
+        // With streaming outputs, a few vertices go the scalar way first so that the groups'
+        // non-temporal stores are 32-byte aligned.
+        const std::size_t start = streaming_start<V>(a, begin);
+        if (start > begin) {
+            const std::size_t head = start < end ? start : end;
+            lbs_kernel<lanes::f1, 0, Index, group_mode::general>(a, begin, head);
+            begin = head;
+        }
+        simd_end = begin;
         const bool fast = fast_path<Index>(a);
         const std::size_t guard = lane_ops<V>::template guard<Index>(a, fast);
         const std::size_t limit = guard >= n ? 0 : n - guard;
