@@ -53,9 +53,10 @@ glm::mat4 rig_matrix(kbtest::rng& rng, bool non_uniform) {
 }
 
 /// n vertices, k slots. `sparse`: each vertex uses a random number of its slots (1..k), the others
-/// are zero, scattered among the used ones (what compact_influences tidies up).
+/// are zero, scattered among the used ones (what compact_influences tidies up); `clustered`: the
+/// counts come in runs of 70 vertices (1, 2, ... k, 1, ...), as in a mesh sorted by count.
 skin_mesh random_mesh(std::size_t n, std::size_t k, std::size_t bones, std::uint32_t seed,
-                      bool non_uniform = false, bool sparse = false) {
+                      bool non_uniform = false, bool sparse = false, bool clustered = false) {
     kbtest::rng rng(seed);
     skin_mesh m;
     m.k = k;
@@ -68,7 +69,7 @@ skin_mesh random_mesh(std::size_t n, std::size_t k, std::size_t bones, std::uint
         std::vector<float> w(k, 0.0f);
         std::vector<bool> used(k, true);
         if (sparse) {
-            const int count = rng.integer(1, int(k));
+            const int count = clustered ? int(1 + (v / 70) % k) : rng.integer(1, int(k));
             std::fill(used.begin(), used.end(), false);
             for (int c = 0; c < count;) {
                 const int s = rng.integer(0, int(k) - 1);
@@ -246,6 +247,7 @@ struct options {
     bool tangents = true;
     bool implied = false;
     bool counts = false; // per-vertex counts (sparse mesh, compacted)
+    bool clustered = false; // the counts in runs (see random_mesh)
     bool non_uniform = false;
     normal_transform nt = normal_transform::palette;
     place in = place::packed;
@@ -266,7 +268,7 @@ struct fixture {
 
     explicit fixture(const options& opt) : o(opt) {
         const std::size_t bones = sizeof(Index) == 1 ? std::min<std::size_t>(o.bones, 256) : o.bones;
-        mesh = random_mesh(o.n, o.k, bones, o.seed, o.non_uniform, o.counts);
+        mesh = random_mesh(o.n, o.k, bones, o.seed, o.non_uniform, o.counts, o.clustered);
         if (o.counts) {
             counts.assign(o.n, 0);
             // Compact in the loader's own arrays, through spans (the counts come out of it).
@@ -372,7 +374,7 @@ std::vector<float> outputs_of(const fixture<Index>& f) {
 
 std::string describe(const options& o, const char* index) {
     return std::string(index) + " n=" + std::to_string(o.n) + " k=" + std::to_string(o.k) +
-           (o.implied ? " implied" : "") + (o.counts ? " counts" : "") +
+           (o.implied ? " implied" : "") + (o.counts ? (o.clustered ? " clustered-counts" : " counts") : "") +
            (o.nt == normal_transform::inverse_transpose ? " inverse-transpose" : "") + " in=" +
            name_of(o.in) + " out=" + name_of(o.out) + " influences=" + name_of(o.influences) +
            " range=[" + std::to_string(o.range.begin) + "," +
@@ -534,7 +536,7 @@ TEST_CASE_TEMPLATE("every path equals the references, in every layout", Index, s
     kbtest::rng rng(sizeof(Index));
     int cases = 0;
     for (std::size_t k = 1; k <= max_influences; ++k)
-        for (std::size_t n : {0u, 1u, 7u, 8u, 9u, 17u, 203u}) {
+        for (std::size_t n : {0u, 1u, 7u, 8u, 9u, 17u, 203u, 600u}) {
             for (int variant = 0; variant < 6; ++variant) {
                 options o;
                 o.n = n;
@@ -547,6 +549,7 @@ TEST_CASE_TEMPLATE("every path equals the references, in every layout", Index, s
                 if (o.influences == place::planar) o.influences = place::packed;
                 o.implied = variant % 2 == 1;
                 o.counts = variant % 3 == 2;
+                o.clustered = o.counts && n >= 203;
                 o.non_uniform = variant >= 3;
                 o.nt = variant >= 3 ? normal_transform::inverse_transpose : normal_transform::palette;
                 o.tangents = variant != 4;
@@ -779,6 +782,9 @@ TEST_CASE("validate: a valid job passes; each broken part is named") {
         expect_rejected(g, errc::invalid_argument, "vertex 4: zero influences", false);
         g.counts[4] = 5;
         expect_rejected(g, errc::invalid_argument, "vertex 4: influence count 5", false);
+        g.counts[4] = 3;
+        g.weights.at(4, 3) = 0.5f;
+        expect_rejected(g, errc::invalid_argument, "vertex 4, influence 3: weight 0.5 in a slot past", false);
     }
     SUBCASE("mismatched span sizes") {
         f.job.out_positions.size = 15;

@@ -357,6 +357,17 @@ status check_influences(const lbs_args& a, std::size_t begin, std::size_t end,
                 return make_error(errc::non_finite, slot + ": weight is " + float_to_string(w), v);
             sum += w;
         }
+        // Slots past the count: never read one by one, but the SIMD paths blend a block's largest
+        // count, so their weights must be zero (compact_influences writes them so).
+        for (std::size_t i = c; i < a.k && !a.implied; ++i) {
+            const float w = stored_weight(a, v, i);
+            if (w != 0.0f)
+                return make_error(errc::invalid_argument,
+                                  where + ", influence " + std::to_string(i) + ": weight " + float_to_string(w) +
+                                      " in a slot past the vertex's count (" + std::to_string(c) +
+                                      "); unused slots must hold weight 0",
+                                  v);
+        }
         if (a.implied) {
             if (1.0f - sum < -tolerance)
                 return make_error(errc::not_normalized,

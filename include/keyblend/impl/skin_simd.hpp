@@ -124,10 +124,13 @@ struct lbs_args {
 
 /// How a SIMD group of the fast path reads its influences.
 enum class group_mode {
-    general,       ///< runtime strides, every joint index clamped
-    packed,        ///< the loader's layout (k joints, k weights per vertex, vertex after vertex),
-                   ///< every index of the group checked to be in range: constant strides, no clamps
-    packed_implied ///< the same with k - 1 weights per vertex (last_weight::implied)
+    general,        ///< runtime strides, every joint index clamped
+    strided,        ///< runtime strides; the joints are one array of at most 8 slots per vertex,
+                    ///< the group's whole region checked to be within the palette: no clamps
+    strided_implied, ///< the same with the last weight implied
+    packed,         ///< the loader's layout (K joints, K weights per vertex, vertex after vertex),
+                    ///< checked like strided: constant strides, no clamps
+    packed_implied, ///< the same with K - 1 weights per vertex (last_weight::implied)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -280,24 +283,43 @@ constexpr std::size_t joint_read(std::size_t k) {
 }
 constexpr std::size_t weight_read(std::size_t k) { return k <= 4 ? 16 : 32; }
 
+/// True when the job's influences can take the fast path (with per-vertex counts: lbs_counted).
 template <class Index>
 inline bool fast_path(const lbs_args& a) {
-    return !a.counts && a.k >= 1 && a.k <= 8 && a.joint_cs == sizeof(Index) &&
-           a.weight_cs == sizeof(float);
+    return a.k >= 1 && a.k <= 8 && a.joint_cs == sizeof(Index) && a.weight_cs == sizeof(float);
 }
 
-/// True when a group's joint indices are one contiguous array (the loader's layout), which
-/// group_in_range checks all at once.
+
+/// Modes with runtime strides, and what a mode says about the implied weight (1 implied, 0 not,
+/// -1 ask the job).
+constexpr bool runtime_strides(group_mode m) {
+    return m == group_mode::general || m == group_mode::strided || m == group_mode::strided_implied;
+}
+constexpr int implied_of(group_mode m) {
+    return m == group_mode::general ? -1
+           : (m == group_mode::strided_implied || m == group_mode::packed_implied) ? 1
+                                                                                    : 0;
+}
+constexpr bool packed(group_mode m) { return m == group_mode::packed || m == group_mode::packed_implied; }
+
+/// True when the joints are one array of at most 8 slots per vertex, so a group's indices are one
+/// region group_in_range can check (with the slots between vertices, which must then be within
+/// the palette too: compact_influences writes joint 0 there).
 template <class Index>
-inline bool joints_packed(const lbs_args& a) {
-    return a.joint_stride == a.k * sizeof(Index);
+inline bool joints_checkable(const lbs_args& a) {
+    return a.joint_cs == sizeof(Index) && a.joint_stride % sizeof(Index) == 0 &&
+           a.joint_stride <= 8 * sizeof(Index) && a.joint_stride >= a.k * sizeof(Index);
 }
 
-/// The group mode a job's layout allows (before its indices are checked).
-template <class Index>
-inline bool packed_mode_possible(const lbs_args& a) {
-    const std::size_t stored = a.implied ? a.k - 1 : a.k;
-    return joints_packed<Index>(a) && a.weight_stride == stored * sizeof(float);
+/// The group mode for blending K slots per vertex that a job's layout allows (before its indices
+/// are checked).
+template <int K, class Index>
+inline group_mode mode_for(const lbs_args& a) {
+    if (!joints_checkable<Index>(a)) return group_mode::general;
+    const std::size_t stored = a.implied ? K - 1 : K;
+    if (a.joint_stride == K * sizeof(Index) && a.weight_stride == stored * sizeof(float))
+        return a.implied ? group_mode::packed_implied : group_mode::packed;
+    return a.implied ? group_mode::strided_implied : group_mode::strided;
 }
 
 /// The over-read guard of the SIMD lane types: joints and weights on the fast path, and 16-byte
@@ -308,6 +330,8 @@ inline std::size_t simd_guard(const lbs_args& a, bool fast) {
     const auto more = [&g](std::size_t x) { g = x > g ? x : g; };
     if (fast) {
         more(tail_guard(joint_read<Index>(a.k), a.k * sizeof(Index), a.joint_stride));
+        // group_in_range reads each vertex's whole stride of slots.
+        if (joints_checkable<Index>(a)) more(tail_guard(a.joint_stride, a.k * sizeof(Index), a.joint_stride));
         const std::size_t stored = a.implied ? a.k - 1 : a.k;
         if (stored) more(tail_guard(weight_read(a.k), stored * sizeof(float), a.weight_stride));
     }
@@ -333,33 +357,44 @@ KEYBLEND_SKIN_INLINE void fast_joints(const lbs_args& a, const unsigned char* p,
 }
 
 #if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-/// True when the joint indices of the W vertices from v are one packed array and all within the
-/// palette: the group may then skip per-index clamping, the one check costs a few vector
-/// instructions per group. (A compare and a conditional move per index cost more than the blend's
-/// FMAs.) The bytes checked are the bytes the blend reads: outputs never alias the joints.
-template <std::size_t W, int K, class Index>
+/// True when every joint slot of the W vertices from v (their whole region, joints_checkable) is
+/// within the palette: the group may then skip per-index clamping. The one check costs a few
+/// vector instructions per group; a compare and a conditional move per index cost more than the
+/// blend's FMAs. The bytes checked are the bytes the blend reads: outputs never alias the joints.
+/// Packed: the region is W * K slots, known at compile time.
+template <std::size_t W, int K, class Index, bool Packed>
 KEYBLEND_SKIN_INLINE bool group_in_range(const lbs_args& a, std::size_t v) {
     const unsigned char* p = a.joints + v * a.joint_stride;
-    constexpr std::size_t bytes = W * K * sizeof(Index); // a multiple of 8
-    __m128i over = _mm_setzero_si128();
-    if constexpr (sizeof(Index) == 2) {
-        const __m128i last = _mm_set1_epi16(static_cast<short>(a.last_bone < 65535 ? a.last_bone : 65535));
-        unroll<int(bytes / 16)>([&](auto c) KEYBLEND_SKIN_LAMBDA {
-            const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * c));
-            over = _mm_or_si128(over, _mm_subs_epu16(x, last));
+    const std::size_t bytes = Packed ? W * K * sizeof(Index) : W * a.joint_stride;
+    const std::size_t last_value = sizeof(Index) == 2 ? (a.last_bone < 65535 ? a.last_bone : 65535)
+                                                      : (a.last_bone < 255 ? a.last_bone : 255);
+    const __m128i last = sizeof(Index) == 2 ? _mm_set1_epi16(static_cast<short>(last_value))
+                                            : _mm_set1_epi8(static_cast<char>(last_value));
+    const auto over = [&last](__m128i x) KEYBLEND_SKIN_LAMBDA {
+        return sizeof(Index) == 2 ? _mm_subs_epu16(x, last) : _mm_subs_epu8(x, last);
+    };
+    __m128i any = _mm_setzero_si128();
+    std::size_t i = 0;
+    if constexpr (Packed) {
+        unroll<int(W * K * sizeof(Index) / 16)>([&](auto c) KEYBLEND_SKIN_LAMBDA {
+            any = _mm_or_si128(any, over(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * c))));
         });
-        if constexpr (bytes % 16 != 0)
-            over = _mm_or_si128(over, _mm_subs_epu16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + bytes - 8)), last));
+        i = W * K * sizeof(Index) / 16 * 16;
     } else {
-        const __m128i last = _mm_set1_epi8(static_cast<char>(a.last_bone < 255 ? a.last_bone : 255));
-        unroll<int(bytes / 16)>([&](auto c) KEYBLEND_SKIN_LAMBDA {
-            const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * c));
-            over = _mm_or_si128(over, _mm_subs_epu8(x, last));
-        });
-        if constexpr (bytes % 16 != 0)
-            over = _mm_or_si128(over, _mm_subs_epu8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + bytes - 8)), last));
+        for (; i + 16 <= bytes; i += 16)
+            any = _mm_or_si128(any, over(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
     }
-    return _mm_movemask_epi8(_mm_cmpeq_epi8(over, _mm_setzero_si128())) == 0xFFFF;
+    if (i + 8 <= bytes) {
+        any = _mm_or_si128(any, over(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + i))));
+        i += 8;
+    }
+    bool ok = _mm_movemask_epi8(_mm_cmpeq_epi8(any, _mm_setzero_si128())) == 0xFFFF;
+    for (; i < bytes; i += sizeof(Index)) { // a few bytes left over (uint8, odd strides)
+        Index j;
+        std::memcpy(&j, p + i, sizeof j);
+        ok = ok && j <= a.last_bone;
+    }
+    return ok;
 }
 #endif
 
@@ -443,16 +478,17 @@ struct lane_ops<lanes::f4> {
 
     template <int K, class Index, group_mode Mode>
     KEYBLEND_SKIN_INLINE static void blend_group(const lbs_args& a, std::size_t v, __m128 (&c)[4][4]) {
-        if constexpr (Mode == group_mode::general) {
+        if constexpr (runtime_strides(Mode)) {
             const unsigned char* jp = a.joints + v * a.joint_stride;
             const unsigned char* wp = a.weights + v * a.weight_stride;
             unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                blend_vertex<K, Index, true, -1>(a, v + std::size_t(i), jp, wp, c[i]);
+                blend_vertex<K, Index, Mode == group_mode::general, implied_of(Mode)>(a, v + std::size_t(i), jp,
+                                                                                       wp, c[i]);
                 jp += a.joint_stride;
                 wp += a.weight_stride;
             });
         } else {
-            constexpr int implied = Mode == group_mode::packed_implied ? 1 : 0;
+            constexpr int implied = implied_of(Mode);
             constexpr std::size_t js = K * sizeof(Index), ws = (K - implied) * sizeof(float);
             const unsigned char* jp = a.joints + v * js;
             const unsigned char* wp = a.weights + v * ws;
@@ -466,7 +502,7 @@ struct lane_ops<lanes::f4> {
     template <int K, class Index, group_mode Mode>
     KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
         if constexpr (Mode != group_mode::general)
-            if (!group_in_range<4, K, Index>(a, v)) return false;
+            if (!group_in_range<4, K, Index, packed(Mode)>(a, v)) return false;
         __m128 c[4][4];
         blend_group<K, Index, Mode>(a, v, c);
         unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA {
@@ -640,9 +676,9 @@ struct lane_ops<lanes::f8> {
                                                  __m256 (&ub)[2][3]) {
         // In the packed modes the strides are constants: the eight vertices' addresses fold into
         // the loads, leaving integer registers for the palette offsets.
-        constexpr int implied = Mode == group_mode::packed_implied ? 1 : 0;
-        constexpr std::size_t js = K * sizeof(Index), ws = (K > 0 ? K - implied : 0) * sizeof(float);
-        constexpr bool general = Mode == group_mode::general;
+        constexpr int implied = implied_of(Mode);
+        constexpr std::size_t js = K * sizeof(Index), ws = (K > 0 ? K - (implied == 1) : 0) * sizeof(float);
+        constexpr bool general = runtime_strides(Mode);
         const unsigned char* jp = a.joints + v * (general ? a.joint_stride : js);
         const unsigned char* wp = a.weights + v * (general ? a.weight_stride : ws);
         unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
@@ -650,10 +686,10 @@ struct lane_ops<lanes::f8> {
             unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
                 if constexpr (K == 0) {
                     blend_dynamic<Index>(a, v + std::size_t(4 * h + i), sa[i], sb[i]);
-                } else if constexpr (Mode == group_mode::general) {
+                } else if constexpr (general) {
                     std::uint32_t off[K];
-                    fast_joints<K, Index, true>(a, jp, off);
-                    blend_fast<K, -1>(a, off, wp, sa[i], sb[i]);
+                    fast_joints<K, Index, Mode == group_mode::general>(a, jp, off);
+                    blend_fast<K, implied>(a, off, wp, sa[i], sb[i]);
                     jp += a.joint_stride;
                     wp += a.weight_stride;
                 } else {
@@ -672,7 +708,7 @@ struct lane_ops<lanes::f8> {
     template <int K, class Index, group_mode Mode>
     KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
         if constexpr (Mode != group_mode::general)
-            if (!group_in_range<8, K, Index>(a, v)) return false;
+            if (!group_in_range<8, K, Index, packed(Mode)>(a, v)) return false;
         __m256 ua[2][3], ub[2][3];
         blend_group<K, Index, Mode>(a, v, ua, ub);
         for (int r = 0; r < 3; ++r) {
@@ -852,9 +888,9 @@ KEYBLEND_SKIN_COLD void lbs_group_clamped(const lbs_args& a, std::size_t v) {
 }
 
 /// Skins [begin, end), V::width vertices per step. Preconditions: (end - begin) % V::width == 0,
-/// no group reaches the vertices lane_ops<V>::guard excludes; for K > 0, fast_path(a), and for the
-/// packed modes packed_mode_possible(a) with `implied` matching. Each mode is its own function:
-/// with several group variants in one loop body compilers run out of integer registers.
+/// no group reaches the vertices lane_ops<V>::guard excludes; for K > 0, fast_path(a), no counts,
+/// and Mode allowed by mode_for<K>(a). Each mode is its own function: with several group variants
+/// in one loop body compilers run out of integer registers.
 template <class V, int K, class Index, group_mode Mode>
 void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
     using ops = lane_ops<V>;
@@ -908,12 +944,64 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
 /// The fast path's kernel for this job's layout (chosen once per run).
 template <class V, int K, class Index>
 void lbs_modes(const lbs_args& a, std::size_t begin, std::size_t end) {
-    if (!packed_mode_possible<Index>(a))
-        lbs_kernel<V, K, Index, group_mode::general>(a, begin, end);
-    else if (a.implied)
+    switch (mode_for<K, Index>(a)) {
+    case group_mode::general: lbs_kernel<V, K, Index, group_mode::general>(a, begin, end); break;
+    case group_mode::strided: lbs_kernel<V, K, Index, group_mode::strided>(a, begin, end); break;
+    case group_mode::strided_implied:
+        lbs_kernel<V, K, Index, group_mode::strided_implied>(a, begin, end);
+        break;
+    case group_mode::packed: lbs_kernel<V, K, Index, group_mode::packed>(a, begin, end); break;
+    case group_mode::packed_implied:
         lbs_kernel<V, K, Index, group_mode::packed_implied>(a, begin, end);
-    else
-        lbs_kernel<V, K, Index, group_mode::packed>(a, begin, end);
+        break;
+    }
+}
+
+template <class V, class Index>
+void lbs_slots(const lbs_args& a, std::size_t k, std::size_t begin, std::size_t end) {
+    switch (k) {
+    case 1: lbs_modes<V, 1, Index>(a, begin, end); break;
+    case 2: lbs_modes<V, 2, Index>(a, begin, end); break;
+    case 3: lbs_modes<V, 3, Index>(a, begin, end); break;
+    case 4: lbs_modes<V, 4, Index>(a, begin, end); break;
+    case 5: lbs_modes<V, 5, Index>(a, begin, end); break;
+    case 6: lbs_modes<V, 6, Index>(a, begin, end); break;
+    case 7: lbs_modes<V, 7, Index>(a, begin, end); break;
+    case 8: lbs_modes<V, 8, Index>(a, begin, end); break;
+    default: lbs_kernel<V, 0, Index, group_mode::general>(a, begin, end); break;
+    }
+}
+
+/// Per-vertex counts on the fast path: each block of 64 vertices blends as many slots as its
+/// largest count (the slots past a vertex's count hold weight 0), and runs of blocks with the same
+/// largest count share one kernel call. Meshes whose vertices come sorted or clustered by count
+/// then blend few zero weights; where counts are scattered, a block costs what its busiest vertex
+/// costs, as without counts. (Per group of 8, scattered counts made many short runs of the
+/// slower strided kernels: 20% slower than ignoring the counts.)
+template <class V, class Index>
+void lbs_counted(const lbs_args& a, std::size_t begin, std::size_t end) {
+    constexpr std::size_t block = 64; // a multiple of every lane width
+    lbs_args b = a;
+    b.counts = nullptr;
+    const auto largest = [&a, end](std::size_t v) {
+        std::size_t m = 1;
+        const std::size_t stop = v + block < end ? v + block : end;
+        for (std::size_t i = v; i < stop; ++i) {
+            const std::size_t c = a.counts[i * a.count_stride];
+            m = c > m ? c : m;
+        }
+        return m < a.k ? m : a.k;
+    };
+    std::size_t run = begin;
+    std::size_t slots = begin < end ? largest(begin) : 0;
+    for (std::size_t v = begin + block; v < end + block; v += block) {
+        const std::size_t at = v < end ? v : end;
+        const std::size_t next = v < end ? largest(v) : 0;
+        if (next == slots) continue;
+        lbs_slots<V, Index>(b, slots, run, at);
+        run = at;
+        slots = next;
+    }
 }
 
 /// Skins [begin, end) of a mesh of n vertices with lane type V: SIMD groups where they fit and
@@ -964,17 +1052,10 @@ void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size
         const std::size_t stop = end < limit ? end : limit;
         if (stop > begin) {
             simd_end = begin + (stop - begin) / V::width * V::width;
-            switch (fast ? a.k : 0) {
-            case 1: lbs_modes<V, 1, Index>(a, begin, simd_end); break;
-            case 2: lbs_modes<V, 2, Index>(a, begin, simd_end); break;
-            case 3: lbs_modes<V, 3, Index>(a, begin, simd_end); break;
-            case 4: lbs_modes<V, 4, Index>(a, begin, simd_end); break;
-            case 5: lbs_modes<V, 5, Index>(a, begin, simd_end); break;
-            case 6: lbs_modes<V, 6, Index>(a, begin, simd_end); break;
-            case 7: lbs_modes<V, 7, Index>(a, begin, simd_end); break;
-            case 8: lbs_modes<V, 8, Index>(a, begin, simd_end); break;
-            default: lbs_kernel<V, 0, Index, group_mode::general>(a, begin, simd_end); break;
-            }
+            if (a.counts && fast && !a.implied)
+                lbs_counted<V, Index>(a, begin, simd_end);
+            else
+                lbs_slots<V, Index>(a, fast && !a.counts ? a.k : 0, begin, simd_end);
         }
     }
     lbs_kernel<lanes::f1, 0, Index, group_mode::general>(a, simd_end, end);
