@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -117,6 +118,14 @@ namespace impl {
 /// Builds an error; `index` is optional.
 inline error make_error(errc code, std::string message, std::size_t index = error::no_index) {
     return error{code, std::move(message), index};
+}
+
+/// A float for an error message, with enough digits to tell it from its neighbours.
+inline std::string float_to_string(float v) {
+    std::ostringstream o;
+    o.precision(9);
+    o << v;
+    return o.str();
 }
 } // namespace impl
 

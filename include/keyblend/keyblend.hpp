@@ -12,4 +12,5 @@
 #include "pose.hpp"
 #include "sample.hpp"
 #include "skeleton.hpp"
+#include "skin.hpp"
 #include "track.hpp"

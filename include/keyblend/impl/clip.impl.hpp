@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 
 namespace keyblend {
 namespace impl {
@@ -27,13 +26,6 @@ inline std::string channel_label(const clip& c, std::size_t index, const skeleto
                       std::to_string(j);
     if (j < s.size()) out += " '" + s.name(j) + "'";
     return out + ")";
-}
-
-inline std::string float_to_string(float v) {
-    std::ostringstream o;
-    o.precision(9);
-    o << v;
-    return o.str();
 }
 
 } // namespace impl

@@ -1,0 +1,698 @@
+// keyblend — definitions for skin.hpp. Included at the bottom of skin.hpp; do not include directly.
+//
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "skin_simd.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace keyblend {
+
+// ---------------------------------------------------------------------------------------------
+// Spans
+// ---------------------------------------------------------------------------------------------
+
+inline strided_span<const float> make_span(const std::vector<glm::vec3>& v) {
+    return {v.empty() ? nullptr : &v[0].x, v.size(), sizeof(glm::vec3), sizeof(float)};
+}
+inline strided_span<float> make_span(std::vector<glm::vec3>& v) {
+    return {v.empty() ? nullptr : &v[0].x, v.size(), sizeof(glm::vec3), sizeof(float)};
+}
+inline strided_span<const float> make_span(const std::vector<glm::vec4>& v) {
+    return {v.empty() ? nullptr : &v[0].x, v.size(), sizeof(glm::vec4), sizeof(float)};
+}
+inline strided_span<float> make_span(std::vector<glm::vec4>& v) {
+    return {v.empty() ? nullptr : &v[0].x, v.size(), sizeof(glm::vec4), sizeof(float)};
+}
+template <class T>
+strided_span<const T> make_span(const std::vector<T>& v, std::size_t per_element) {
+    KEYBLEND_ASSERT(per_element > 0, "make_span: per_element is 0");
+    if (per_element == 0 || v.empty()) return {};
+    return {v.data(), v.size() / per_element, per_element * sizeof(T), sizeof(T)};
+}
+template <class T>
+strided_span<T> make_span(std::vector<T>& v, std::size_t per_element) {
+    KEYBLEND_ASSERT(per_element > 0, "make_span: per_element is 0");
+    if (per_element == 0 || v.empty()) return {};
+    return {v.data(), v.size() / per_element, per_element * sizeof(T), sizeof(T)};
+}
+template <class S, class T>
+strided_span<const T> member_span(const std::vector<S>& v, T S::*member) {
+    if (v.empty()) return {};
+    return {&(v[0].*member), v.size(), sizeof(S), sizeof(T)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Palette
+// ---------------------------------------------------------------------------------------------
+
+template <class JointIndex>
+status build_palette(const std::vector<glm::mat4>& model, strided_span<const JointIndex> joint_of_bone,
+                     strided_span<const glm::mat4> offset, std::vector<glm::mat4>& palette) {
+    static_assert(std::is_integral_v<JointIndex>, "joint indices are integers");
+    const std::size_t n = joint_of_bone.size;
+    if ((n && !joint_of_bone.data) || (offset.size && !offset.data))
+        return impl::make_error(errc::invalid_argument, "build_palette: a span has null data");
+    if (offset.size != n)
+        return impl::make_error(errc::size_mismatch, "build_palette: " + std::to_string(n) +
+                                                         " bones but " + std::to_string(offset.size) +
+                                                         " offset matrices");
+    for (std::size_t b = 0; b < n; ++b) {
+        const JointIndex j = joint_of_bone(b);
+        if (j < JointIndex(0) || static_cast<std::uint64_t>(j) >= model.size())
+            return impl::make_error(errc::out_of_range,
+                                    "build_palette: bone " + std::to_string(b) + ": joint " +
+                                        std::to_string(j) + " is outside the pose (" +
+                                        std::to_string(model.size()) + " joints)",
+                                    b);
+    }
+    palette.resize(n);
+    for (std::size_t b = 0; b < n; ++b)
+        palette[b] = model[static_cast<std::size_t>(joint_of_bone(b))] * offset(b);
+    return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks shared by the jobs
+// ---------------------------------------------------------------------------------------------
+
+namespace impl {
+namespace skin {
+
+/// One span of a job, type-erased for the checks.
+struct span_info {
+    const char* name = "";
+    std::uintptr_t data = 0;
+    std::size_t size = 0;
+    std::size_t stride = 0;
+    std::size_t cs = 0;
+    std::size_t components = 1;
+    std::size_t element = 1; ///< bytes of one component
+    bool given = false;
+
+    /// Bytes from an element's first component to the end of its last.
+    std::size_t footprint() const { return (components - 1) * cs + element; }
+    std::uintptr_t end() const {
+        return size == 0 ? data : data + (size - 1) * stride + footprint();
+    }
+};
+
+template <class T>
+span_info info(const char* name, const strided_span<T>& s, std::size_t components) {
+    span_info i;
+    i.name = name;
+    i.data = reinterpret_cast<std::uintptr_t>(s.data);
+    i.size = s.size;
+    i.stride = s.stride;
+    i.cs = s.component_stride;
+    i.components = components;
+    i.element = sizeof(T);
+    i.given = !s.empty();
+    return i;
+}
+
+/// Null data, size, alignment, and strides that make elements or components overlap.
+inline status check_span(const span_info& s, std::size_t n, std::size_t alignment) {
+    if (!s.given) return {};
+    const auto name = [&s] { return std::string(s.name); }; // only built for a message
+    if (!s.data)
+        return make_error(errc::invalid_argument,
+                          name() + ": null data for " + std::to_string(s.size) + " elements");
+    if (s.size != n)
+        return make_error(errc::size_mismatch, name() + " has " + std::to_string(s.size) +
+                                                   " elements, the mesh " + std::to_string(n) +
+                                                   " vertices (in_positions.size)");
+    if (s.data % alignment || s.stride % alignment || s.cs % alignment)
+        return make_error(errc::invalid_argument,
+                          name() + ": data, stride or component stride not a multiple of " +
+                              std::to_string(alignment) + " bytes (misaligned)");
+    if (s.components > 1 && s.cs < s.element)
+        return make_error(errc::invalid_argument,
+                          name() + ": component stride " + std::to_string(s.cs) +
+                              " is too small: components overlap (" + std::to_string(s.element) +
+                              " bytes each)");
+    if (n > 1) {
+        const bool interleaved = s.stride >= s.footprint();
+        const bool planar = s.components > 1 && s.stride >= s.element &&
+                            s.cs >= (n - 1) * s.stride + s.element;
+        if (!interleaved && !planar)
+            return make_error(errc::invalid_argument,
+                              name() + ": stride " + std::to_string(s.stride) +
+                                  " is too small: vertices overlap (one spans " +
+                                  std::to_string(s.footprint()) + " bytes)");
+    }
+    return {};
+}
+
+/// True when an output may write bytes that `x` reads or writes. Byte-disjoint fields of one
+/// interleaved buffer (same stride, element footprints apart) do not overlap.
+inline bool overlaps(const span_info& out, const span_info& x) {
+    if (!out.given || !x.given || out.size == 0 || x.size == 0) return false;
+    if (out.end() <= x.data || x.end() <= out.data) return false;
+    const std::size_t s = out.stride;
+    if (s == 0 || x.stride != s || out.footprint() > s || x.footprint() > s) return true;
+    // Both periodic with period s: compare the footprints' positions within one period.
+    const std::size_t r = out.data <= x.data ? (x.data - out.data) % s : (s - (out.data - x.data) % s) % s;
+    return r < out.footprint() || r + x.footprint() > s;
+}
+
+inline bool same_stream(const span_info& a, const span_info& b) {
+    return a.data == b.data && a.stride == b.stride && a.cs == b.cs && a.size == b.size;
+}
+
+/// A job's spans, checked (O(1)), with its resolved range.
+struct checked {
+    std::size_t n = 0;
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    bool streaming = false;
+};
+
+template <class Index>
+status check_streams(const skinning_streams<Index>& j, const void* palette, std::size_t palette_size,
+                     std::size_t palette_element, checked& out) {
+    const std::size_t k = j.influences;
+    if (k == 0)
+        return make_error(errc::invalid_argument, "influences is 0: every vertex needs at least one");
+    if (k > max_influences)
+        return make_error(errc::invalid_argument, "influences is " + std::to_string(k) +
+                                                      ", more than max_influences (8)");
+    if (!palette || palette_size == 0)
+        return make_error(errc::invalid_argument, "the palette is empty");
+    const std::size_t n = j.in_positions.size; // 0 when not given: nothing to skin
+    if (n > 0 && j.out_positions.empty())
+        return make_error(errc::invalid_argument, "out_positions: required");
+    if (j.in_normals.empty() != j.out_normals.empty())
+        return make_error(errc::size_mismatch, "normals given on one side only (in_normals and "
+                                               "out_normals go together)");
+    if (j.in_tangents.empty() != j.out_tangents.empty())
+        return make_error(errc::size_mismatch, "tangents given on one side only (in_tangents and "
+                                               "out_tangents go together)");
+    const std::size_t stored = j.last == last_weight::implied ? k - 1 : k;
+    if (j.joints.empty() && n > 0)
+        return make_error(errc::invalid_argument, "joints: required");
+    if (stored > 0 && j.weights.empty() && n > 0)
+        return make_error(errc::invalid_argument,
+                          "weights: required (" + std::to_string(stored) + " per vertex)");
+    if (stored == 0 && !j.weights.empty())
+        return make_error(errc::size_mismatch,
+                          "weights given for one influence with last_weight::implied (none are read)");
+
+    const span_info spans[] = {
+        info("in_positions", j.in_positions, 3), info("out_positions", j.out_positions, 3),
+        info("in_normals", j.in_normals, 3),     info("out_normals", j.out_normals, 3),
+        info("in_tangents", j.in_tangents, 4),   info("out_tangents", j.out_tangents, 4),
+        info("joints", j.joints, k),             info("weights", j.weights, stored ? stored : 1),
+        info("influence_counts", j.influence_counts, 1),
+    };
+    for (const span_info& s : spans)
+        if (status st = check_span(s, n, s.element); !st) return st;
+
+    // Aliasing: outputs against everything else (inputs, the other outputs, the palette).
+    span_info pal;
+    pal.name = "palette";
+    pal.data = reinterpret_cast<std::uintptr_t>(palette);
+    pal.size = palette_size;
+    pal.stride = pal.element = palette_element;
+    pal.given = true;
+    for (int o = 1; o < 6; o += 2) {
+        const span_info& out_span = spans[o];
+        for (int x = 0; x < 9; ++x) {
+            if (x == o) continue;
+            if (x == o - 1 && same_stream(out_span, spans[x])) continue; // in place
+            if (x < o && x % 2 == 1) continue;                             // pair already checked
+            if (overlaps(out_span, spans[x]))
+                return make_error(errc::invalid_argument,
+                                  std::string(out_span.name) + " overlaps " + spans[x].name +
+                                      (x == o - 1 ? " without being the same stream (in-place "
+                                                    "skinning needs the same data and strides)"
+                                                  : ""));
+        }
+        if (overlaps(out_span, pal))
+            return make_error(errc::invalid_argument, std::string(out_span.name) + " overlaps the palette");
+    }
+
+    out.n = n;
+    out.begin = j.range.begin;
+    out.end = j.range.end == vertex_range::all ? n : j.range.end;
+    if (out.end > n || out.begin > out.end)
+        return make_error(errc::invalid_argument,
+                          "range [" + std::to_string(j.range.begin) + ", " +
+                              (j.range.end == vertex_range::all ? std::string("all")
+                                                                : std::to_string(j.range.end)) +
+                              ") is not within the mesh's " + std::to_string(n) + " vertices");
+    std::size_t bytes = 12;
+    if (!j.out_normals.empty()) bytes += 12;
+    if (!j.out_tangents.empty()) bytes += 16;
+    out.streaming = j.stores == store_policy::streaming ||
+                    (j.stores == store_policy::automatic &&
+                     (out.end - out.begin) * bytes >= streaming_store_threshold);
+    return {};
+}
+
+inline in_stream make_in(const strided_span<const float>& s, std::size_t components) {
+    in_stream r;
+    r.data = reinterpret_cast<const unsigned char*>(s.data);
+    r.stride = s.stride;
+    r.cs = s.component_stride;
+    r.kind = classify(s.stride, s.component_stride, components);
+    return r;
+}
+
+inline out_stream make_out(const strided_span<float>& s, std::size_t components, bool streaming) {
+    out_stream r;
+    r.data = reinterpret_cast<unsigned char*>(s.data);
+    r.stride = s.stride;
+    r.cs = s.component_stride;
+    r.kind = classify(s.stride, s.component_stride, components);
+    r.streaming = streaming && r.kind == layout::packed && r.data; // alignment: run_lbs
+    return r;
+}
+
+template <class Index>
+lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::size_t palette_size,
+                   bool inverse_transpose, const checked& c) {
+    lbs_args a;
+    a.palette = palette;
+    a.last_bone = palette_size - 1;
+    a.k = j.influences;
+    a.implied = j.last == last_weight::implied;
+    a.inverse_transpose = inverse_transpose;
+    a.joints = reinterpret_cast<const unsigned char*>(j.joints.data);
+    a.joint_stride = j.joints.stride;
+    a.joint_cs = j.joints.component_stride;
+    if (j.weights.data) {
+        a.weights = reinterpret_cast<const unsigned char*>(j.weights.data);
+        a.weight_stride = j.weights.stride;
+        a.weight_cs = j.weights.component_stride;
+    } else { // one implied weight: never read, but the SIMD paths load something
+        a.weights = reinterpret_cast<const unsigned char*>(no_weights);
+        a.weight_stride = 0;
+        a.weight_cs = sizeof(float);
+    }
+    if (!j.influence_counts.empty()) {
+        a.counts = j.influence_counts.data;
+        a.count_stride = j.influence_counts.stride;
+    }
+    a.pos = make_in(j.in_positions, 3);
+    a.out_pos = make_out(j.out_positions, 3, c.streaming);
+    if (!j.in_normals.empty()) {
+        a.nrm = make_in(j.in_normals, 3);
+        a.out_nrm = make_out(j.out_normals, 3, c.streaming);
+    }
+    if (!j.in_tangents.empty()) {
+        a.tan = make_in(j.in_tangents, 4);
+        a.out_tan = make_out(j.out_tangents, 4, false);
+    }
+    return a;
+}
+
+/// Makes non-temporal stores visible to other threads before the job returns.
+inline void finish_streaming(const lbs_args& a) {
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+    if (a.out_pos.streaming || a.out_nrm.streaming) _mm_sfence();
+#else
+    (void)a;
+#endif
+}
+
+/// The per-vertex checks of validate() over [begin, end).
+template <class Index>
+status check_influences(const lbs_args& a, std::size_t begin, std::size_t end,
+                        std::size_t palette_size, float tolerance) {
+    for (std::size_t v = begin; v < end; ++v) {
+        const std::string where = "vertex " + std::to_string(v);
+        std::size_t c = a.k;
+        if (a.counts) {
+            c = a.counts[v * a.count_stride];
+            if (c == 0)
+                return make_error(errc::invalid_argument, where + ": zero influences (count 0)", v);
+            if (c > a.k)
+                return make_error(errc::invalid_argument,
+                                  where + ": influence count " + std::to_string(c) +
+                                      " is more than the " + std::to_string(a.k) + " slots",
+                                  v);
+        }
+        float sum = 0.0f;
+        for (std::size_t i = 0; i < c; ++i) {
+            const std::string slot = where + ", influence " + std::to_string(i);
+            const std::size_t jnt = raw_joint<Index>(a, v, i);
+            if (jnt >= palette_size)
+                return make_error(errc::out_of_range,
+                                  slot + ": joint index " + std::to_string(jnt) +
+                                      " is outside the palette (" + std::to_string(palette_size) +
+                                      " matrices)",
+                                  v);
+            if (a.implied && i + 1 == c) break;
+            const float w = stored_weight(a, v, i);
+            if (!is_finite(w))
+                return make_error(errc::non_finite, slot + ": weight is " + float_to_string(w), v);
+            sum += w;
+        }
+        // Slots past the count: never read one by one, but the SIMD paths blend a block's largest
+        // count, so their weights must be zero (compact_influences writes them so).
+        for (std::size_t i = c; i < a.k && !a.implied; ++i) {
+            const float w = stored_weight(a, v, i);
+            if (w != 0.0f)
+                return make_error(errc::invalid_argument,
+                                  where + ", influence " + std::to_string(i) + ": weight " + float_to_string(w) +
+                                      " in a slot past the vertex's count (" + std::to_string(c) +
+                                      "); unused slots must hold weight 0",
+                                  v);
+        }
+        if (a.implied) {
+            if (1.0f - sum < -tolerance)
+                return make_error(errc::not_normalized,
+                                  where + ": stored weights sum to " + float_to_string(sum) +
+                                      ", so the implied last weight would be " +
+                                      float_to_string(1.0f - sum),
+                                  v);
+        } else if (!(std::fabs(sum - 1.0f) <= tolerance)) {
+            return make_error(errc::not_normalized,
+                              where + ": weights sum to " + float_to_string(sum) + ", not 1 (tolerance " +
+                                  float_to_string(tolerance) + ")",
+                              v);
+        }
+    }
+    return {};
+}
+
+/// Palettes up to this size that are not 32-byte aligned are copied to an aligned stack buffer.
+inline constexpr std::size_t palette_copy_limit = 128;
+
+/// `a` with its palette 32-byte aligned: a std::vector<glm::mat4> is only 16-byte aligned, and then
+/// one in two of the blend's 32-byte palette loads straddles a cache line (~10% slower). Copying
+/// 128 matrices costs about as much as skinning 50 vertices.
+inline lbs_args aligned_palette(const lbs_args& a, std::size_t palette_size,
+                                float (&copy)[palette_copy_limit * 16]) {
+    if (reinterpret_cast<std::uintptr_t>(a.palette) % 32 == 0 || palette_size > palette_copy_limit) return a;
+    std::memcpy(copy, a.palette, palette_size * sizeof(glm::mat4));
+    lbs_args b = a;
+    b.palette = copy;
+    return b;
+}
+
+/// Runs a linear-blend job with lane type V (the tests call this to compare the paths).
+template <class V, class Index>
+status run_linear(const skinning_job<Index>& j) {
+    checked c;
+    if (status st = check_streams(j, j.palette, j.palette_size, sizeof(glm::mat4), c); !st) return st;
+    if (c.begin == c.end) return {};
+    const lbs_args a = make_args(j, &j.palette[0][0][0], j.palette_size,
+                                 j.normals == normal_transform::inverse_transpose, c);
+    alignas(64) float copy[palette_copy_limit * 16];
+    run_lbs<V, Index>(aligned_palette(a, j.palette_size, copy), c.begin, c.end, c.n);
+    finish_streaming(a);
+    return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dual-quaternion skinning (scalar)
+// ---------------------------------------------------------------------------------------------
+
+/// `q v q*` for a unit quaternion q.
+inline glm::vec3 rotate(const glm::quat& q, const glm::vec3& v) {
+    const glm::vec3 r(q.x, q.y, q.z);
+    return v + 2.0f * glm::cross(r, glm::cross(r, v) + q.w * v);
+}
+
+/// cofactor(A) n / det(A), or cofactor(A) n when det(A) == 0 (see normal_transform).
+inline glm::vec3 inverse_transpose_times(const glm::mat3& a, const glm::vec3& n) {
+    const glm::vec3 k0 = glm::cross(a[1], a[2]), k1 = glm::cross(a[2], a[0]), k2 = glm::cross(a[0], a[1]);
+    const float det = glm::dot(a[0], k0);
+    const glm::vec3 r = n.x * k0 + n.y * k1 + n.z * k2;
+    return det == 0.0f ? r : r * (1.0f / det);
+}
+
+template <class Index>
+void run_dqs(const lbs_args& a, const dq_bone* palette, std::size_t begin, std::size_t end) {
+    for (std::size_t v = begin; v < end; ++v) {
+        std::size_t joint[8];
+        float weight[8];
+        const std::size_t c = read_influences<Index>(a, v, joint, weight);
+        glm::mat3 s(0.0f);
+        glm::vec4 real(0.0f), dual(0.0f);
+        const glm::quat& pivot = palette[joint[0]].rigid.real;
+        for (std::size_t i = 0; i < c; ++i) {
+            const dq_bone& b = palette[joint[i]];
+            // Antipodality: q and -q are the same rotation; blend each in the pivot's hemisphere.
+            const float w = quat_dot(b.rigid.real, pivot) < 0.0f ? -weight[i] : weight[i];
+            real += w * glm::vec4(b.rigid.real.x, b.rigid.real.y, b.rigid.real.z, b.rigid.real.w);
+            dual += w * glm::vec4(b.rigid.dual.x, b.rigid.dual.y, b.rigid.dual.z, b.rigid.dual.w);
+            s += weight[i] * b.scale;
+        }
+        const float len = std::sqrt(glm::dot(real, real));
+        glm::quat r = glm::identity<glm::quat>();
+        glm::vec3 t(0.0f);
+        if (len > 0.0f && std::isfinite(len)) {
+            real /= len;
+            dual /= len;
+            r = make_quat(real.w, real.x, real.y, real.z);
+            // Translation of the normalised blend (Kavan et al. 2008, eq. for c0 + eps c_eps).
+            const glm::vec3 r3(real), d3(dual);
+            t = 2.0f * (real.w * d3 - dual.w * r3 + glm::cross(r3, d3));
+        }
+        const glm::vec3 p(*a.pos.at(v, 0), *a.pos.at(v, 1), *a.pos.at(v, 2));
+        const glm::vec3 op = rotate(r, s * p) + t;
+        glm::vec3 on(0.0f);
+        bool normals = a.nrm.data != nullptr;
+        if (normals) {
+            const glm::vec3 n(*a.nrm.at(v, 0), *a.nrm.at(v, 1), *a.nrm.at(v, 2));
+            on = rotate(r, a.inverse_transpose ? inverse_transpose_times(s, n) : s * n);
+        }
+        glm::vec4 ot(0.0f);
+        if (a.tan.data) {
+            const glm::vec3 tv(*a.tan.at(v, 0), *a.tan.at(v, 1), *a.tan.at(v, 2));
+            ot = glm::vec4(rotate(r, s * tv), *a.tan.at(v, 3));
+        }
+        // Every input of the vertex is read before anything is written (in-place streams).
+        for (int i = 0; i < 3; ++i) *a.out_pos.at(v, std::size_t(i)) = op[i];
+        if (normals)
+            for (int i = 0; i < 3; ++i) *a.out_nrm.at(v, std::size_t(i)) = on[i];
+        if (a.tan.data)
+            for (int i = 0; i < 4; ++i) *a.out_tan.at(v, std::size_t(i)) = ot[i];
+    }
+}
+
+template <class Job>
+struct job_traits;
+
+template <class Index>
+struct job_traits<skinning_job<Index>> {
+    static status check(const skinning_job<Index>& j, checked& c) {
+        return check_streams(j, j.palette, j.palette_size, sizeof(glm::mat4), c);
+    }
+};
+
+template <class Index>
+struct job_traits<dual_quaternion_skinning_job<Index>> {
+    static status check(const dual_quaternion_skinning_job<Index>& j, checked& c) {
+        return check_streams(j, j.palette, j.palette_size, sizeof(dq_bone), c);
+    }
+};
+
+} // namespace skin
+} // namespace impl
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+// ---------------------------------------------------------------------------------------------
+
+template <class JointIndex>
+status skinning_job<JointIndex>::validate() const {
+    impl::skin::checked c;
+    if (status st = impl::skin::check_streams(*this, palette, palette_size, sizeof(glm::mat4), c); !st)
+        return st;
+    for (std::size_t b = 0; b < palette_size; ++b)
+        if (!is_finite(palette[b]))
+            return impl::make_error(errc::non_finite,
+                                    "palette matrix " + std::to_string(b) + " is not finite", b);
+    const impl::skin::lbs_args a = impl::skin::make_args(*this, &palette[0][0][0], palette_size, false, c);
+    return impl::skin::check_influences<JointIndex>(a, c.begin, c.end, palette_size,
+                                                    this->weight_tolerance);
+}
+
+template <class JointIndex>
+status skinning_job<JointIndex>::run() const {
+    return impl::skin::run_linear<impl::lanes::native>(*this);
+}
+
+template <class JointIndex>
+status dual_quaternion_skinning_job<JointIndex>::validate() const {
+    impl::skin::checked c;
+    if (status st = impl::skin::check_streams(*this, palette, palette_size, sizeof(dq_bone), c); !st)
+        return st;
+    for (std::size_t b = 0; b < palette_size; ++b) {
+        const dq_bone& e = palette[b];
+        if (!is_finite(e.rigid.real) || !is_finite(e.rigid.dual) || !is_finite(e.scale[0]) ||
+            !is_finite(e.scale[1]) || !is_finite(e.scale[2]))
+            return impl::make_error(errc::non_finite,
+                                    "palette entry " + std::to_string(b) + " is not finite", b);
+    }
+    const impl::skin::lbs_args a = impl::skin::make_args(*this, nullptr, palette_size, false, c);
+    return impl::skin::check_influences<JointIndex>(a, c.begin, c.end, palette_size,
+                                                    this->weight_tolerance);
+}
+
+template <class JointIndex>
+status dual_quaternion_skinning_job<JointIndex>::run() const {
+    impl::skin::checked c;
+    if (status st = impl::skin::check_streams(*this, palette, palette_size, sizeof(dq_bone), c); !st)
+        return st;
+    const impl::skin::lbs_args a = impl::skin::make_args(
+        *this, nullptr, palette_size, normals == normal_transform::inverse_transpose, c);
+    impl::skin::run_dqs<JointIndex>(a, palette, c.begin, c.end);
+    return {};
+}
+
+inline dual_quaternion make_dual_quaternion(const glm::quat& rotation, const glm::vec3& translation) {
+    dual_quaternion d;
+    d.real = rotation;
+    // dual = 0.5 * (0, t) * real.
+    const glm::quat t = make_quat(0.0f, translation.x, translation.y, translation.z) * rotation;
+    d.dual = make_quat(0.5f * t.w, 0.5f * t.x, 0.5f * t.y, 0.5f * t.z);
+    return d;
+}
+
+inline void build_dual_quaternion_palette(const std::vector<glm::mat4>& palette,
+                                          std::vector<dq_bone>& out) {
+    out.resize(palette.size());
+    for (std::size_t b = 0; b < palette.size(); ++b) {
+        const glm::mat4& m = palette[b];
+        const glm::quat r = to_transform(m).rotation;
+        out[b].rigid = make_dual_quaternion(r, glm::vec3(m[3]));
+        out[b].scale = glm::transpose(glm::mat3_cast(r)) * glm::mat3(m);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Threads
+// ---------------------------------------------------------------------------------------------
+
+template <class Job, class Executor>
+status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor) {
+    impl::skin::checked c;
+    if (status st = impl::skin::job_traits<Job>::check(job, c); !st) return st;
+    if (task_count == 0) task_count = 1;
+    // Chunks of whole 64-vertex blocks: SIMD groups stay whole, and neighbouring chunks' packed
+    // outputs meet on cache-line boundaries (64 * 12 bytes) when the arrays are 64-byte aligned.
+    const std::size_t total = c.end - c.begin;
+    std::size_t chunk = (total + task_count - 1) / task_count;
+    chunk = (chunk + 63) / 64 * 64;
+    Job base = job;
+    base.stores = c.streaming ? store_policy::streaming : store_policy::cached;
+    const auto task = [&base, &c, chunk](std::size_t i) {
+        Job part = base;
+        const std::size_t b = std::min(c.end, c.begin + i * chunk);
+        part.range = vertex_range{b, std::min(c.end, b + chunk)};
+        const status st = part.run(); // cannot fail: the whole job passed the same checks
+        KEYBLEND_ASSERT(st.has_value(), "skin_parallel: a chunk failed after the job passed");
+        (void)st;
+    };
+    executor(task_count, task);
+    return {};
+}
+
+template <class Job>
+status skin_parallel(const Job& job, std::size_t thread_count) {
+    if (thread_count == 0) thread_count = std::max(1u, std::thread::hardware_concurrency());
+    return skin_parallel(job, thread_count, [](std::size_t count, const auto& task) {
+        std::vector<std::thread> threads;
+        threads.reserve(count - 1);
+        for (std::size_t i = 1; i < count; ++i) threads.emplace_back(task, i);
+        task(std::size_t(0));
+        for (std::thread& t : threads) t.join();
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Preparing influences
+// ---------------------------------------------------------------------------------------------
+
+namespace impl {
+namespace skin {
+inline status check_prepare_span(const span_info& s, std::size_t n) {
+    if (!s.given && n > 0) return make_error(errc::invalid_argument, std::string(s.name) + ": required");
+    return check_span(s, n, s.element);
+}
+} // namespace skin
+} // namespace impl
+
+template <class JointIndex>
+status compact_influences(std::size_t k, strided_span<JointIndex> joints, strided_span<float> weights,
+                          strided_span<std::uint8_t> counts, std::size_t* max_count) {
+    if (k == 0 || k > max_influences)
+        return impl::make_error(errc::invalid_argument,
+                                "compact_influences: k is " + std::to_string(k) + " (1 to 8)");
+    const std::size_t n = joints.size;
+    for (const impl::skin::span_info& s :
+         {impl::skin::info("joints", joints, k), impl::skin::info("weights", weights, k),
+          impl::skin::info("influence_counts", counts, 1)})
+        if (status st = impl::skin::check_prepare_span(s, n); !st) return st;
+    status out;
+    std::size_t largest = 0;
+    for (std::size_t v = 0; v < n; ++v) {
+        std::size_t used = 0;
+        for (std::size_t i = 0; i < k; ++i) {
+            if (weights(v, i) == 0.0f) continue;
+            const JointIndex j = joints(v, i);
+            const float w = weights(v, i);
+            joints(v, used) = j;
+            weights(v, used) = w;
+            ++used;
+        }
+        if (used == 0) {
+            if (out)
+                out = impl::make_error(errc::not_normalized,
+                                       "vertex " + std::to_string(v) + ": every weight is zero", v);
+            used = 1; // keeps its first joint, weight 0
+        }
+        for (std::size_t i = used; i < k; ++i) {
+            joints(v, i) = JointIndex(0);
+            weights(v, i) = 0.0f;
+        }
+        counts(v) = static_cast<std::uint8_t>(used);
+        largest = std::max(largest, used);
+    }
+    if (max_count) *max_count = largest;
+    return out;
+}
+
+inline status normalize_weights(std::size_t k, strided_span<float> weights,
+                                strided_span<const std::uint8_t> counts) {
+    if (k == 0 || k > max_influences)
+        return impl::make_error(errc::invalid_argument,
+                                "normalize_weights: k is " + std::to_string(k) + " (1 to 8)");
+    const std::size_t n = weights.size;
+    if (status st = impl::skin::check_prepare_span(impl::skin::info("weights", weights, k), n); !st)
+        return st;
+    if (status st = impl::skin::check_span(impl::skin::info("influence_counts", counts, 1), n, 1); !st)
+        return st;
+    status out;
+    for (std::size_t v = 0; v < n; ++v) {
+        const std::size_t c = counts.empty() ? k : std::min<std::size_t>(counts(v), k);
+        float sum = 0.0f;
+        for (std::size_t i = 0; i < c; ++i) sum += weights(v, i);
+        if (!std::isfinite(sum) || sum == 0.0f) {
+            if (out)
+                out = impl::make_error(errc::not_normalized,
+                                       "vertex " + std::to_string(v) + ": weights sum to " +
+                                           impl::float_to_string(sum) + " and cannot be normalised",
+                                       v);
+            continue;
+        }
+        const float inv = 1.0f / sum;
+        for (std::size_t i = 0; i < c; ++i) weights(v, i) *= inv;
+    }
+    return out;
+}
+
+} // namespace keyblend

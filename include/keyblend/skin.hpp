@@ -1,0 +1,369 @@
+// keyblend — skinning: the matrix palette, linear-blend skinning (scalar reference + SSE2/AVX2
+// kernels) and dual-quaternion skinning, over caller-owned strided vertex streams.
+//
+// SPDX-License-Identifier: MIT
+//
+// The pipeline's last stage. A skinned mesh has bones; bone b is attached to a skeleton joint and
+// has an offset matrix (the .X SkinWeights' matrixOffset, the inverse of the joint's bind model
+// matrix as the mesh was bound). Per frame:
+//
+//     palette[b] = model[joint_of_bone[b]] * offset[b]               build_palette
+//     v' = sum over the vertex's influences i of weight_i * palette[joint_i] * v    skinning_job
+//
+// which is the seeds' UpdateSkinnedMesh, written vertex-major (each vertex blends its matrices
+// once) instead of bone-major (each bone adds its weighted transform to every vertex it moves).
+// The two give the same result to float rounding; the tests check it.
+//
+// Vertex data stays where the caller keeps it. A `strided_span` says where: vertex i's component
+// c is at byte offset `i * stride + c * component_stride`. So one type describes
+//   - separate arrays, one per attribute (std::vector<glm::vec3>): stride = sizeof(glm::vec3);
+//   - an interleaved vertex buffer (AoS): data = &buffer[0].normal.x, stride = sizeof(vertex);
+//   - planar arrays (SoA, x[n] then y[n] then z[n] in one allocation): stride = sizeof(float),
+//     component_stride = n * sizeof(float);
+// and the joint indices and weights the same way (the .X loader's `bone_indices` / `weights`,
+// k per vertex: `make_span(v, k)`). Nothing is converted or copied: the kernels read the caller's
+// layout directly, with fast paths for packed, interleaved and planar streams.
+#pragma once
+
+#include "error.hpp"
+#include "impl/pose_simd.hpp"
+#include "math.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace keyblend {
+
+// ---------------------------------------------------------------------------------------------
+// Strided spans
+// ---------------------------------------------------------------------------------------------
+
+/// A view of `size` elements in caller memory, each made of components of type T: component c of
+/// element i is the T at byte offset `i * stride + c * component_stride` from `data`.
+///
+/// A view owns nothing and checks nothing; the skinning jobs validate the spans they are given
+/// (non-null, aligned for T, strides large enough that elements do not overlap). An empty span
+/// (data == nullptr, size == 0) stands for "not given".
+template <class T>
+struct strided_span {
+    T* data = nullptr;
+    std::size_t size = 0;
+    std::size_t stride = sizeof(T);
+    std::size_t component_stride = sizeof(T);
+
+    bool empty() const noexcept { return data == nullptr && size == 0; }
+    /// A writable span is also a read-only one.
+    template <class U = T, class = std::enable_if_t<!std::is_const_v<U>>>
+    operator strided_span<const U>() const noexcept {
+        return {data, size, stride, component_stride};
+    }
+    /// Component c of element i. Precondition: i < size, and c within the element (unchecked).
+    T& operator()(std::size_t i, std::size_t c = 0) const noexcept {
+        using byte = std::conditional_t<std::is_const_v<T>, const unsigned char, unsigned char>;
+        return *reinterpret_cast<T*>(reinterpret_cast<byte*>(data) + i * stride +
+                                     c * component_stride);
+    }
+};
+
+/// The x, y, z components of each vector (works whatever sizeof(glm::vec3) is, so also under
+/// GLM_FORCE_DEFAULT_ALIGNED_GENTYPES). The vector must not be resized while the span is used.
+inline strided_span<const float> make_span(const std::vector<glm::vec3>& v);
+inline strided_span<float> make_span(std::vector<glm::vec3>& v);
+/// The x, y, z, w components of each vector (tangents: w is the handedness sign).
+inline strided_span<const float> make_span(const std::vector<glm::vec4>& v);
+inline strided_span<float> make_span(std::vector<glm::vec4>& v);
+/// `v` as `v.size() / per_element` elements of `per_element` consecutive values: the .X loader's
+/// bone_indices and weights (vertex_count x k). Precondition: per_element > 0.
+template <class T>
+strided_span<const T> make_span(const std::vector<T>& v, std::size_t per_element);
+template <class T>
+strided_span<T> make_span(std::vector<T>& v, std::size_t per_element);
+/// One member of each element of an array of structs: `member_span(bones, &bone::joint)`.
+template <class S, class T>
+strided_span<const T> member_span(const std::vector<S>& v, T S::*member);
+
+// ---------------------------------------------------------------------------------------------
+// Palette
+// ---------------------------------------------------------------------------------------------
+
+/// The skinning matrices of one frame: `palette[b] = model[joint_of_bone(b)] * offset(b)` for every
+/// bone b (GLM's product: the offset matrix is applied first, taking a bind-pose vertex into the
+/// joint's bind space; the joint's model matrix then places it). `palette` is resized to
+/// joint_of_bone.size.
+///
+/// `joint_of_bone` and `offset` have one element per bone (offset.size must equal
+/// joint_of_bone.size); with a loader's `std::vector<bone>` use member_span. JointIndex is any
+/// integer type; a negative or too large joint is an error.
+///
+/// Errors (the message names the bone; error::index is the bone):
+/// - errc::size_mismatch: offset.size != joint_of_bone.size;
+/// - errc::out_of_range: a joint index < 0 or >= model.size();
+/// - errc::invalid_argument: a span with null data but a non-zero size.
+/// On error `palette` is left as it was. Never allocates when `palette` already has the size.
+template <class JointIndex>
+status build_palette(const std::vector<glm::mat4>& model, strided_span<const JointIndex> joint_of_bone,
+                     strided_span<const glm::mat4> offset, std::vector<glm::mat4>& palette);
+
+// ---------------------------------------------------------------------------------------------
+// Linear-blend skinning
+// ---------------------------------------------------------------------------------------------
+
+/// The most influences (joint, weight pairs) per vertex a skinning job accepts.
+inline constexpr std::size_t max_influences = 8;
+
+/// How normals are transformed.
+enum class normal_transform : unsigned char {
+    /// By the upper 3x3 of the blended palette matrix, like a direction. Correct (up to length)
+    /// when every palette matrix is a rotation times a uniform scale, which is what most rigs
+    /// have; the cheapest. Normals are not renormalised.
+    palette,
+    /// By the inverse-transpose of the upper 3x3 of the blended matrix, A: `n' = A^-T n`, computed
+    /// as `cofactor(A) n / det(A)`. Use it when the palette has non-uniform scale (or shear): it
+    /// keeps normals perpendicular to the skinned surface where `palette` tilts them. For one
+    /// influence this is the bone's own inverse-transpose. When det(A) is 0 (a bone scaled to
+    /// nothing) the result is `cofactor(A) n` (the limit direction, not divided). Not
+    /// renormalised.
+    inverse_transpose,
+};
+
+/// Where the last weight of each vertex comes from.
+enum class last_weight : unsigned char {
+    /// Every influence has its weight in `weights` (k per vertex): the .X / D3DX layout.
+    stored,
+    /// The last influence's weight is not stored: it is 1 - (sum of the others), and `weights`
+    /// holds k - 1 per vertex (none when k == 1), as ozz-animation stores them. Weights then
+    /// always sum to one.
+    implied,
+};
+
+/// What a job does with output that is larger than the caches.
+enum class store_policy : unsigned char {
+    /// `streaming` when the job's output (vertices in the range x bytes written per vertex) is at
+    /// least `streaming_store_threshold` bytes, `cached` otherwise.
+    automatic,
+    /// Ordinary stores: the output stays in the caches for whoever reads it next.
+    cached,
+    /// Non-temporal stores where the output layout allows it, ordinary stores elsewhere: output
+    /// bypasses the caches, saving the memory read that an ordinary store of an uncached line
+    /// costs. Best for meshes larger than the last-level cache. AVX2 path only, for packed xyz
+    /// position and normal arrays (std::vector<glm::vec3>) that reach 32-byte alignment at the
+    /// same vertex: the first few (at most 7) vertices of the range are skinned by the scalar path
+    /// so that every store is a whole aligned 32 bytes.
+    streaming,
+};
+
+/// store_policy::automatic switches to streaming stores from this many output bytes (1M vertices
+/// of position + normal write 24 MB; 100k write 2.4 MB, which stays cached).
+inline constexpr std::size_t streaming_store_threshold = std::size_t(8) << 20;
+
+/// A half-open range of vertices [begin, end). `end == all` means "to the last vertex".
+struct vertex_range {
+    static constexpr std::size_t all = static_cast<std::size_t>(-1);
+    std::size_t begin = 0;
+    std::size_t end = all;
+};
+
+/// The inputs and outputs every skinning job shares: what to skin and where to write it.
+///
+/// The vertex count n is `in_positions.size`. Every stream given must have exactly n elements.
+/// Components are floats, except `joints` (JointIndex: std::uint8_t or std::uint16_t) and
+/// `influence_counts` (std::uint8_t).
+///
+/// Aliasing: an output may be the very same stream as the input of the same attribute (same
+/// data, stride and component stride: in-place skinning of a vertex buffer), and outputs may
+/// interleave with each other and with inputs (byte-disjoint fields of one vertex buffer).
+/// Any other overlap between an output and another stream is rejected.
+template <class JointIndex>
+struct skinning_streams {
+    static_assert(std::is_same_v<JointIndex, std::uint8_t> || std::is_same_v<JointIndex, std::uint16_t>,
+                  "joint indices are std::uint8_t or std::uint16_t");
+    using joint_index_type = JointIndex;
+
+    /// k: the number of (joint, weight) slots per vertex, 1 to max_influences.
+    std::size_t influences = 0;
+    /// k joint indices per vertex (palette entries).
+    strided_span<const JointIndex> joints;
+    /// k weights per vertex (k - 1 with last_weight::implied; may be empty when k == 1).
+    strided_span<const float> weights;
+    last_weight last = last_weight::stored;
+    /// Optional: per vertex, how many of its k slots are used (1 to k); the used slots come first
+    /// and the others hold weight 0 (compact_influences makes both so). Given, each block of 64
+    /// vertices blends only as many slots as its busiest vertex uses: a mesh whose vertices are
+    /// sorted or clustered by count blends few zero weights (a tiny.x-like mix of 1 to 4
+    /// influences in clusters: ~10% faster than blending all 4); with counts scattered at random it
+    /// costs the same as blending all k. Empty: every vertex uses all k. With
+    /// last_weight::implied the implied weight is that of the last *used* slot (that combination
+    /// takes a slower path).
+    strided_span<const std::uint8_t> influence_counts;
+
+    /// Required: xyz per vertex.
+    strided_span<const float> in_positions;
+    strided_span<float> out_positions;
+    /// Optional, both or neither: xyz per vertex.
+    strided_span<const float> in_normals;
+    strided_span<float> out_normals;
+    /// Optional, both or neither: xyzw per vertex; xyz transformed like a direction by the blended
+    /// matrix, w (the bitangent sign) copied unchanged.
+    strided_span<const float> in_tangents;
+    strided_span<float> out_tangents;
+
+    /// The vertices run() skins; the rest of the outputs is not touched. Split a mesh across
+    /// threads by giving each job a disjoint range (skin_parallel does).
+    vertex_range range;
+    /// Largest accepted |sum of a vertex's weights - 1| (validate; run does not look at weights).
+    float weight_tolerance = 1e-3f;
+    store_policy stores = store_policy::automatic;
+};
+
+/// Linear-blend skinning (LBS) of positions, normals and tangents with a matrix palette.
+///
+/// For each vertex v in the range, with its influences (j_i, w_i):
+///     M = sum_i w_i * palette[j_i]          (the blended matrix; only its top three rows are used)
+///     out_position = M * (p, 1)             (xyz; the projective row is ignored)
+///     out_normal   = A * n  or  A^-T * n    (A = upper 3x3 of M; see normal_transform)
+///     out_tangent  = (A * t.xyz, t.w)
+///
+/// `validate()` checks everything, including every vertex's indices and weights (O(n)). `run()`
+/// checks only what keeps it inside memory (O(1): sizes, strides, alignment, aliasing) and then
+/// skins, so a caller validates a mesh once and runs it every frame. A joint index outside the
+/// palette is clamped to the last entry by run() (never read out of bounds), an influence count
+/// to [0, k]; NaN weights give NaN output. Nothing allocates. SIMD (AVX2 + FMA, or SSE2) unless KEYBLEND_NO_INTRINSICS; results
+/// equal the scalar path within float rounding (1e-5 relative).
+///
+/// Speed (AVX2, position + normal, 4 influences: ~400 M vertices/s per core on the development
+/// machine, see README): fastest with the .X loader's layout (k joints and k weights per vertex,
+/// one vertex after the other); joints in slots of up to 8 per vertex with any weight stride are
+/// ~10% slower; other influence layouts (component strides, more than 8 slots) clamp every joint
+/// index and are ~30% slower; per-vertex counts with an implied weight take the slowest path.
+/// Positions, normals and tangents are fastest as packed arrays (std::vector<glm::vec3>) or
+/// planar; interleaved buffers cost a transpose more. A palette of at most 128 matrices that is
+/// not 32-byte aligned (a std::vector<glm::mat4> is 16-byte aligned) is copied to an aligned 8 KB
+/// stack buffer first: misaligned, one in two of the blend's 32-byte loads straddles a cache line.
+template <class JointIndex = std::uint16_t>
+struct skinning_job : skinning_streams<JointIndex> {
+    /// The skinning matrices, `palette_size` of them (see build_palette). Any 4x4 matrices.
+    const glm::mat4* palette = nullptr;
+    std::size_t palette_size = 0;
+    normal_transform normals = normal_transform::palette;
+
+    /// Everything run() checks, and per vertex: every used joint index < palette_size, every
+    /// weight finite, the weights summing to one within weight_tolerance (stored weights; with
+    /// last_weight::implied the implied weight must not fall below -weight_tolerance), every
+    /// influence count in [1, k] and the weights past it 0; and every palette matrix finite.
+    ///
+    /// Errors (the message names the vertex and influence, or the stream; error::index is the
+    /// vertex, or the palette entry):
+    /// - errc::invalid_argument: influences is 0 or > max_influences, a required span missing,
+    ///   null data, an influence count of 0 or > k, a non-zero weight past a vertex's count, a range
+///   with begin > end or end > n, strides
+    ///   too small (elements or components of an element overlap), misaligned data or strides,
+    ///   an output overlapping another stream (see skinning_streams), an empty palette;
+    /// - errc::size_mismatch: a stream whose size is not n, normals or tangents given on one side
+    ///   only, weights given for k == 1 implied;
+    /// - errc::out_of_range: a joint index >= palette_size;
+    /// - errc::non_finite: a NaN or infinite weight or palette matrix;
+    /// - errc::not_normalized: weights whose sum is not one (normalize_weights fixes them).
+    status validate() const;
+
+    /// Skins the vertices of `range`. Returns the O(1) errors of validate (and writes nothing) on
+    /// malformed streams; otherwise skins and succeeds.
+    status run() const;
+};
+
+/// A unit dual quaternion `real + eps * dual`: the rotation `real` followed by the translation
+/// `t = 2 * dual * conjugate(real)` (vector part).
+struct dual_quaternion {
+    glm::quat real = glm::identity<glm::quat>();
+    glm::quat dual = make_quat(0.0f, 0.0f, 0.0f, 0.0f);
+};
+
+/// One bone for dual-quaternion skinning: `matrix = translate(t) * rotate(rigid.real) * scale`.
+struct dq_bone {
+    dual_quaternion rigid;
+    glm::mat3 scale = glm::mat3(1.0f);
+};
+
+/// Dual-quaternion skinning (DQS): the alternative to linear blending that does not collapse
+/// volume where a joint twists or bends far (the "candy wrapper" of LBS).
+///
+/// Each palette entry is a rigid transform (a unit dual quaternion) plus a 3x3 matrix applied
+/// before it (scale and shear, identity for rigid bones): build_dual_quaternion_palette makes
+/// them from matrices. Per vertex:
+///     S = sum_i w_i * scale[j_i]                    (blended linearly)
+///     q = normalize(sum_i w_i * s_i * dq[j_i])      (s_i = +-1: each bone's quaternion taken in the
+///                                                    hemisphere of the first influence's)
+///     out_position = q applied to (S * p)
+///     out_normal   = rotation of q applied to (S * n) or (S^-T * n), per `normals`
+///     out_tangent  = (rotation of q applied to (S * t.xyz), t.w)
+/// For a single influence, or rigid bones that agree, this equals linear blending. Scalar code
+/// (no SIMD path); same checks, clamping and aliasing rules as skinning_job.
+template <class JointIndex = std::uint16_t>
+struct dual_quaternion_skinning_job : skinning_streams<JointIndex> {
+    const dq_bone* palette = nullptr;
+    std::size_t palette_size = 0;
+    normal_transform normals = normal_transform::palette;
+
+    /// As skinning_job::validate (palette entries must be finite).
+    status validate() const;
+    /// As skinning_job::run.
+    status run() const;
+};
+
+/// `out[b]` = the decomposition of palette[b]: rotation from to_transform (a proper rotation: a
+/// mirroring ends up in `scale`), translation `palette[b][3]`, and `scale = R^T * A` (A the upper
+/// 3x3), so that the bone's matrix is reproduced exactly, shear included. The projective row is
+/// ignored. `out` is resized to `palette.size()`.
+inline void build_dual_quaternion_palette(const std::vector<glm::mat4>& palette,
+                                          std::vector<dq_bone>& out);
+
+/// The dual quaternion of a rotation followed by a translation.
+inline dual_quaternion make_dual_quaternion(const glm::quat& rotation, const glm::vec3& translation);
+
+// ---------------------------------------------------------------------------------------------
+// Threads
+// ---------------------------------------------------------------------------------------------
+
+/// Runs `job` (a skinning_job or dual_quaternion_skinning_job) over its range split into
+/// `task_count` contiguous chunks (multiples of 64 vertices), through a caller-supplied executor:
+/// `executor(task_count, task)` must call `task(i)` once for every i in [0, task_count), on any
+/// threads, and return when all have returned (a job system's parallel-for). Checks the job
+/// (run()'s O(1) checks) once, before any task runs: on error nothing runs and the error is
+/// returned. task_count 0 is taken as 1.
+template <class Job, class Executor>
+status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor);
+
+/// The same on `thread_count` std::threads: the calling thread runs the first chunk and spawns
+/// thread_count - 1 threads for the others (created and joined in this call: for meshes of
+/// ~50k vertices and more; smaller ones gain more from a persistent pool through the overload
+/// above). thread_count 0 is taken as std::thread::hardware_concurrency().
+template <class Job>
+status skin_parallel(const Job& job, std::size_t thread_count = 0);
+
+// ---------------------------------------------------------------------------------------------
+// Preparing influences (once per mesh, not per frame)
+// ---------------------------------------------------------------------------------------------
+
+/// For a mesh stored with k slots per vertex where unused slots have weight 0 (the .X loader's
+/// layout): moves each vertex's non-zero-weight slots to the front (keeping their order; the
+/// freed slots get joint 0 and weight 0) and writes how many there are to `counts`, ready for
+/// skinning_streams::influence_counts. A vertex whose weights are all zero keeps one slot (count
+/// 1, its first joint, weight 0) and is reported.
+///
+/// Errors: errc::invalid_argument / size_mismatch for unusable spans (as validate), and
+/// errc::not_normalized for the first vertex with no non-zero weight (all vertices are still
+/// processed). Returns the largest count through `max_count` when given.
+template <class JointIndex>
+status compact_influences(std::size_t k, strided_span<JointIndex> joints, strided_span<float> weights,
+                          strided_span<std::uint8_t> counts, std::size_t* max_count = nullptr);
+
+/// Scales each vertex's k weights (or counts[v] when `counts` is given) so they sum to one: what
+/// validate asks for when it reports errc::not_normalized. A vertex whose weights are not finite
+/// or sum to zero is left as it is and reported (the first such vertex; all are processed).
+inline status normalize_weights(std::size_t k, strided_span<float> weights,
+                                strided_span<const std::uint8_t> counts = {});
+
+} // namespace keyblend
+
+#include "impl/skin.impl.hpp"
