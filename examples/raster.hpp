@@ -57,6 +57,17 @@ public:
             }
     }
 
+    /// Copies `src` into this image with its top-left corner at (x0, y0), clipped to this image.
+    void paste(const image& src, int x0, int y0) {
+        for (int y = 0; y < src.height_; ++y)
+            for (int x = 0; x < src.width_; ++x) {
+                const int tx = x0 + x, ty = y0 + y;
+                if (tx < 0 || ty < 0 || tx >= width_ || ty >= height_) continue;
+                for (int k = 0; k < 3; ++k)
+                    rgb_[(std::size_t(ty) * width_ + tx) * 3 + k] = src.rgb_[(std::size_t(y) * src.width_ + x) * 3 + k];
+            }
+    }
+
     /// Writes the image as a PNG (8-bit RGB, one zlib stream). False on an I/O or zlib error.
     bool write_png(const std::string& path) const {
         std::vector<std::uint8_t> raw;
