@@ -19,6 +19,7 @@
 #include <keyblend/keyblend.hpp>
 
 #include "bench_main.hpp"
+#include "reference.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 
@@ -27,6 +28,9 @@
 #include <vector>
 
 namespace {
+
+using kbbench::ref_key;
+using kbbench::reference_sample;
 
 constexpr std::size_t joint_count = 67;
 constexpr float ticks_per_second = 4800.0f;
@@ -101,11 +105,6 @@ const std::vector<keyblend::clip>& the_clips(keyblend::interpolation mode = keyb
 // The plain references: what a programmer writes first with the standard library and GLM.
 // ---------------------------------------------------------------------------------------------
 
-template <class V>
-struct ref_key {
-    float time;
-    V value;
-};
 struct ref_channel {
     std::vector<ref_key<glm::vec3>> translation, scale;
     std::vector<ref_key<glm::quat>> rotation;
@@ -136,17 +135,6 @@ const std::vector<ref_clip>& the_reference_clips(keyblend::interpolation mode = 
     static const std::vector<ref_clip> slerp_clips = make(keyblend::interpolation::linear);
     static const std::vector<ref_clip> nlerp_clips = make(keyblend::interpolation::nlerp);
     return mode == keyblend::interpolation::nlerp ? nlerp_clips : slerp_clips;
-}
-
-template <class V, class Mix>
-V reference_sample(const std::vector<ref_key<V>>& keys, float t, Mix mix) {
-    const auto it = std::upper_bound(keys.begin(), keys.end(), t,
-                                     [](float time, const ref_key<V>& k) { return time < k.time; });
-    if (it == keys.begin()) return keys.front().value;
-    if (it == keys.end()) return keys.back().value;
-    const ref_key<V>& a = it[-1];
-    const ref_key<V>& b = *it;
-    return mix(a.value, b.value, (t - a.time) / (b.time - a.time));
 }
 
 void reference_sample_clip(const ref_clip& c, float t, std::vector<keyblend::transform>& pose) {

@@ -10,6 +10,7 @@
 #include <keyblend/sample.hpp>
 
 #include "bench_main.hpp"
+#include "reference.hpp"
 
 #include <algorithm>
 #include <random>
@@ -17,14 +18,11 @@
 
 namespace {
 
+using kbbench::ref_key;
+using kbbench::reference_sample;
+
 constexpr int joint_count = 100;
 constexpr float duration = 2.0f;
-
-template <class V>
-struct ref_key {
-    float time;
-    V value;
-};
 
 struct rig {
     std::vector<keyblend::track<glm::vec3>> translation, scale;
@@ -83,18 +81,6 @@ const rig& the_rig() {
         return out;
     }();
     return r;
-}
-
-// The plain reference: what a programmer writes first with the standard library and GLM.
-template <class V, class Mix>
-V reference_sample(const std::vector<ref_key<V>>& keys, float t, Mix mix) {
-    const auto it = std::upper_bound(keys.begin(), keys.end(), t,
-                                     [](float time, const ref_key<V>& k) { return time < k.time; });
-    if (it == keys.begin()) return keys.front().value;
-    if (it == keys.end()) return keys.back().value;
-    const ref_key<V>& a = it[-1];
-    const ref_key<V>& b = *it;
-    return mix(a.value, b.value, (t - a.time) / (b.time - a.time));
 }
 
 enum class playback { forward, backward, random };

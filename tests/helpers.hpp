@@ -98,6 +98,24 @@ inline keyblend::local_pose random_pose(std::size_t n, std::uint32_t seed) {
     return p;
 }
 
+/// A ten-joint biped with random rigid bind poses:
+///   pelvis > (thigh_l > shin_l), (thigh_r > shin_r), spine > (arm_l > hand_l), (arm_r > hand_r)
+/// With `negative_zero`, element [1][2] of every bind matrix is -0 (as .X files write "-0.000000";
+/// the matrix is then no longer exactly T*R*S), to catch arithmetic that loses a zero's sign.
+inline keyblend::skeleton biped(std::uint32_t seed, bool negative_zero = false) {
+    rng r(seed);
+    const char* names[] = {"pelvis", "thigh_l", "shin_l", "thigh_r", "shin_r", "spine",
+                           "arm_l",  "hand_l",  "arm_r",  "hand_r"};
+    const keyblend::joint_index parents[] = {-1, 0, 1, 0, 3, 0, 5, 6, 5, 8};
+    std::vector<keyblend::joint_desc> in;
+    for (int i = 0; i < 10; ++i) {
+        glm::mat4 m = keyblend::to_matrix(keyblend::transform{r.vec3(-1, 1), r.rotation(), glm::vec3(1)});
+        if (negative_zero) m[1][2] = -0.0f;
+        in.push_back({names[i], parents[i], m});
+    }
+    return keyblend::skeleton::from_parents(in).value();
+}
+
 /// The padding lanes of a pose hold the identity (kernels must keep them so).
 inline bool padding_is_identity(const keyblend::local_pose& p) {
     using keyblend::local_pose;

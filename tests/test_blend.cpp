@@ -14,22 +14,8 @@ using kbtest::max_abs_diff;
 
 namespace {
 
-glm::mat4 trs(glm::vec3 t, glm::quat r, glm::vec3 s) { return to_matrix(transform{t, r, s}); }
 
-// pelvis > (thigh_l > shin_l), (thigh_r > shin_r), spine > (arm_l > hand_l), (arm_r > hand_r)
-skeleton biped() {
-    kbtest::rng rng(21);
-    const char* names[] = {"pelvis", "thigh_l", "shin_l", "thigh_r", "shin_r", "spine",
-                           "arm_l",  "hand_l",  "arm_r",  "hand_r"};
-    const joint_index parents[] = {-1, 0, 1, 0, 3, 0, 5, 6, 5, 8};
-    std::vector<joint_desc> in;
-    for (int i = 0; i < 10; ++i) {
-        glm::mat4 m = trs(rng.vec3(-1, 1), rng.rotation(), glm::vec3(1));
-        m[1][2] = -0.0f; // a negative zero, as .X files write "-0.000000"
-        in.push_back({names[i], parents[i], m});
-    }
-    return skeleton::from_parents(in).value();
-}
+skeleton biped() { return kbtest::biped(21, true); }
 
 clip rotating_clip(const skeleton& s, const std::vector<std::size_t>& joints, std::uint32_t seed) {
     kbtest::rng rng(seed);
@@ -236,6 +222,15 @@ local_pose filled_with_garbage(std::size_t n) {
     return p;
 }
 
+blend_job make_job(const local_pose& rest, const blend_layer* layers, std::size_t count, local_pose& out) {
+    blend_job job;
+    job.rest_pose = &rest;
+    job.layers = layers;
+    job.layer_count = count;
+    job.output = &out;
+    return job;
+}
+
 template <class V>
 status run_with(const blend_job& job) {
     return impl::run_blend<V>(job);
@@ -273,11 +268,7 @@ TEST_CASE_TEMPLATE("TRS blend: one layer at weight 1 is that layer's pose", V, i
     const local_pose rest = kbtest::random_pose(n, 3), a = kbtest::random_pose(n, 4);
     local_pose out;
     const blend_layer layer{&a, 1.0f};
-    blend_job job;
-    job.rest_pose = &rest;
-    job.layers = &layer;
-    job.layer_count = 1;
-    job.output = &out;
+    blend_job job = make_job(rest, &layer, 1, out);
     REQUIRE(run_with<V>(job));
     for (std::size_t j = 0; j < n; ++j) {
         CHECK(bit_equal(out.get(j).translation, a.get(j).translation));
@@ -306,14 +297,10 @@ TEST_CASE_TEMPLATE("TRS blend: weighted layers, masks, threshold and additive la
             const blend_layer layers[] = {{&a, weights[0]}, {&b, weights[1], &upper}, {&c, weights[2], &fade}};
             const additive_layer adds[] = {{&add, &add_ref, 0.7f, &fade}, {&add, nullptr, -0.2f}};
             local_pose out;
-            blend_job job;
-            job.rest_pose = &rest;
-            job.layers = layers;
-            job.layer_count = 3;
+            blend_job job = make_job(rest, layers, 3, out);
             job.additive_layers = adds;
             job.additive_count = 2;
             job.threshold = threshold;
-            job.output = &out;
             REQUIRE(run_with<V>(job));
             const std::vector<reference_layer> ref_layers = {
                 {&a, weights[0], nullptr}, {&b, weights[1], &upper}, {&c, weights[2], &fade}};
@@ -336,13 +323,9 @@ TEST_CASE("TRS blend: the SIMD path equals the scalar path") {
     const blend_layer layers[] = {{&a, 0.3f, &mask}, {&b, 0.6f}};
     const additive_layer adds[] = {{&d, &rest, 0.5f, &mask}};
     local_pose scalar, simd;
-    blend_job job;
-    job.rest_pose = &rest;
-    job.layers = layers;
-    job.layer_count = 2;
+    blend_job job = make_job(rest, layers, 2, scalar);
     job.additive_layers = adds;
     job.additive_count = 1;
-    job.output = &scalar;
     REQUIRE(run_with<impl::lanes::f1>(job));
     job.output = &simd;
     REQUIRE(job.run());
@@ -354,11 +337,7 @@ TEST_CASE("TRS blend: below the threshold a joint fades into the rest pose, with
     const local_pose rest = kbtest::random_pose(n, 30), a = kbtest::random_pose(n, 31);
     local_pose out;
     blend_layer layer{&a, 0.0f};
-    blend_job job;
-    job.rest_pose = &rest;
-    job.layers = &layer;
-    job.layer_count = 1;
-    job.output = &out;
+    blend_job job = make_job(rest, &layer, 1, out);
     job.threshold = 0.5f;
     float previous_distance = 0.0f;
     for (float w : {1.0f, 0.5f, 0.25f, 0.1f, 1e-3f, 1e-6f}) {
@@ -385,11 +364,7 @@ TEST_CASE("TRS blend: a per-joint mask confines a layer to its joints (an upper-
     for (std::size_t j = 5; j < s.size(); ++j) lower[j] = 0.0f;
     const blend_layer layers[] = {{&walk, 1.0f, &lower}, {&aim, 1.0f, &upper}};
     local_pose out;
-    blend_job job;
-    job.rest_pose = &rest;
-    job.layers = layers;
-    job.layer_count = 2;
-    job.output = &out;
+    blend_job job = make_job(rest, layers, 2, out);
     REQUIRE(job.run());
     for (std::size_t j = 0; j < s.size(); ++j) {
         const local_pose& own = j >= 5 ? aim : walk;
@@ -404,11 +379,7 @@ TEST_CASE("TRS blend: additive layers") {
                      pose = kbtest::random_pose(n, 52), ref = kbtest::random_pose(n, 53);
     const blend_layer layer{&base, 1.0f};
     local_pose out, plain;
-    blend_job job;
-    job.rest_pose = &rest;
-    job.layers = &layer;
-    job.layer_count = 1;
-    job.output = &plain;
+    blend_job job = make_job(rest, &layer, 1, plain);
     REQUIRE(job.run());
     job.output = &out;
     SUBCASE("weight 0 changes nothing, bit for bit") {
@@ -480,11 +451,7 @@ TEST_CASE("TRS blend keeps bones rigid where the seeds' matrix blend does not") 
     REQUIRE(sample_clip(turn_x, s, 0.0f, cx, px));
     const local_pose rest(s);
     const blend_layer layers[] = {{&pz, 0.5f}, {&px, 0.5f}};
-    blend_job job;
-    job.rest_pose = &rest;
-    job.layers = layers;
-    job.layer_count = 2;
-    job.output = &out;
+    blend_job job = make_job(rest, layers, 2, out);
     REQUIRE(job.run());
     const glm::mat4 trs_matrix = to_matrix(out.get(0));
     const auto worst_basis = [](const glm::mat4& m, float& length_error, float& orthogonality_error) {
@@ -517,13 +484,9 @@ TEST_CASE("TRS blend: validation names the layer and leaves the output untouched
     additive_layer adds[1] = {{&a, &rest, 0.5f}};
     local_pose out = filled_with_garbage(n);
     const local_pose garbage = out;
-    blend_job job;
-    job.rest_pose = &rest;
-    job.layers = layers;
-    job.layer_count = 2;
+    blend_job job = make_job(rest, layers, 2, out);
     job.additive_layers = adds;
     job.additive_count = 1;
-    job.output = &out;
     REQUIRE(job.validate());
     errc expect = errc::invalid_argument;
     std::size_t index = error::no_index;
@@ -562,11 +525,7 @@ TEST_CASE("TRS blend: NaN in an input pose stays in its joint; the output may al
     a.set(4, poisoned);
     local_pose separate;
     const blend_layer layers[] = {{&a, 0.5f}, {&b, 0.5f}};
-    blend_job job;
-    job.rest_pose = &rest;
-    job.layers = layers;
-    job.layer_count = 2;
-    job.output = &separate;
+    blend_job job = make_job(rest, layers, 2, separate);
     REQUIRE(job.run());
     for (std::size_t j = 0; j < n; ++j) CHECK(is_finite(separate.get(j).translation) == (j != 4));
     job.output = &b; // in place
@@ -582,13 +541,9 @@ TEST_CASE("TRS blend and make_additive do not allocate once the output is sized"
     const blend_layer layers[] = {{&a, 0.5f, &mask}, {&b, 0.5f}};
     const additive_layer adds[] = {{&b, &rest, 0.3f}};
     local_pose out(n), delta(n);
-    blend_job job;
-    job.rest_pose = &rest;
-    job.layers = layers;
-    job.layer_count = 2;
+    blend_job job = make_job(rest, layers, 2, out);
     job.additive_layers = adds;
     job.additive_count = 1;
-    job.output = &out;
     const std::size_t before = kbtest::allocation_count();
     for (int i = 0; i < 50; ++i) {
         REQUIRE(job.run());

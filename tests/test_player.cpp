@@ -14,17 +14,7 @@ using kbtest::max_abs_diff;
 
 namespace {
 
-// pelvis > (thigh_l > shin_l), (thigh_r > shin_r), spine > (arm_l > hand_l), (arm_r > hand_r)
-skeleton biped() {
-    kbtest::rng rng(3);
-    const char* names[] = {"pelvis", "thigh_l", "shin_l", "thigh_r", "shin_r", "spine",
-                           "arm_l",  "hand_l",  "arm_r",  "hand_r"};
-    const joint_index parents[] = {-1, 0, 1, 0, 3, 0, 5, 6, 5, 8};
-    std::vector<joint_desc> in;
-    for (int i = 0; i < 10; ++i)
-        in.push_back({names[i], parents[i], to_matrix(transform{rng.vec3(-1, 1), rng.rotation(), glm::vec3(1)})});
-    return skeleton::from_parents(in).value();
-}
+skeleton biped() { return kbtest::biped(3); }
 
 // A set that turns `joints` through five random rotations over `length` ticks (keys every
 // length / 4), and moves the odd ones.
