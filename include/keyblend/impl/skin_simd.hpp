@@ -21,7 +21,8 @@
 // finishes the vertices a range's SIMD groups leave over.
 //
 // A NEON lane type would add a lane_ops specialisation (vld1q_f32, vfmaq_f32, vzipq_f32 for the
-// transposes) and nothing else.
+// transposes) and a group_in_range (vqsubq_u16); the kernel, the modes and the layouts' dispatch
+// are shared.
 #pragma once
 
 #include "pose_simd.hpp"
