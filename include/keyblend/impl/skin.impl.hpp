@@ -329,32 +329,33 @@ template <class Index>
 status check_influences(const lbs_args& a, std::size_t begin, std::size_t end,
                         std::size_t palette_size, float tolerance) {
     for (std::size_t v = begin; v < end; ++v) {
-        const std::string where = "vertex " + std::to_string(v);
+        // (Messages are built only on failure: this loop runs over every vertex of a mesh.)
+        const auto where = [v] { return "vertex " + std::to_string(v); };
         std::size_t c = a.k;
         if (a.counts) {
             c = a.counts[v * a.count_stride];
             if (c == 0)
-                return make_error(errc::invalid_argument, where + ": zero influences (count 0)", v);
+                return make_error(errc::invalid_argument, where() + ": zero influences (count 0)", v);
             if (c > a.k)
                 return make_error(errc::invalid_argument,
-                                  where + ": influence count " + std::to_string(c) +
+                                  where() + ": influence count " + std::to_string(c) +
                                       " is more than the " + std::to_string(a.k) + " slots",
                                   v);
         }
         float sum = 0.0f;
         for (std::size_t i = 0; i < c; ++i) {
-            const std::string slot = where + ", influence " + std::to_string(i);
+            const auto slot = [&] { return where() + ", influence " + std::to_string(i); };
             const std::size_t jnt = raw_joint<Index>(a, v, i);
             if (jnt >= palette_size)
                 return make_error(errc::out_of_range,
-                                  slot + ": joint index " + std::to_string(jnt) +
+                                  slot() + ": joint index " + std::to_string(jnt) +
                                       " is outside the palette (" + std::to_string(palette_size) +
                                       " matrices)",
                                   v);
             if (a.implied && i + 1 == c) break;
             const float w = stored_weight(a, v, i);
             if (!is_finite(w))
-                return make_error(errc::non_finite, slot + ": weight is " + float_to_string(w), v);
+                return make_error(errc::non_finite, slot() + ": weight is " + float_to_string(w), v);
             sum += w;
         }
         // Slots past the count: never read one by one, but the SIMD paths blend a block's largest
@@ -363,7 +364,7 @@ status check_influences(const lbs_args& a, std::size_t begin, std::size_t end,
             const float w = stored_weight(a, v, i);
             if (w != 0.0f)
                 return make_error(errc::invalid_argument,
-                                  where + ", influence " + std::to_string(i) + ": weight " + float_to_string(w) +
+                                  where() + ", influence " + std::to_string(i) + ": weight " + float_to_string(w) +
                                       " in a slot past the vertex's count (" + std::to_string(c) +
                                       "); unused slots must hold weight 0",
                                   v);
@@ -371,13 +372,13 @@ status check_influences(const lbs_args& a, std::size_t begin, std::size_t end,
         if (a.implied) {
             if (1.0f - sum < -tolerance)
                 return make_error(errc::not_normalized,
-                                  where + ": stored weights sum to " + float_to_string(sum) +
+                                  where() + ": stored weights sum to " + float_to_string(sum) +
                                       ", so the implied last weight would be " +
                                       float_to_string(1.0f - sum),
                                   v);
         } else if (!(std::fabs(sum - 1.0f) <= tolerance)) {
             return make_error(errc::not_normalized,
-                              where + ": weights sum to " + float_to_string(sum) + ", not 1 (tolerance " +
+                              where() + ": weights sum to " + float_to_string(sum) + ", not 1 (tolerance " +
                                   float_to_string(tolerance) + ")",
                               v);
         }
