@@ -6,8 +6,11 @@
 //   skin/<attributes>/<k>/<vertices>/2           keyblend, two threads (a persistent pool through
 //                                                skin_parallel's executor overload)
 //   skin/<attributes>/<k>/<vertices>/reference   the plain loop: blend glm::mat4s, multiply
-//   skin/tiny/pos+nrm/2/4432[/reference]         a mesh the size of tiny.x's body: 4432
-//                                                vertices, 35 bones, 2 influences
+//   skin/tiny.x/pos+nrm/2/4432[/reference]       tiny.x's skinned body as the .X loader gives it
+//                                                (4432 vertices, 35 bones, 2 influences), posed
+//                                                at its first frame (a generated mesh of that
+//                                                size, named skin/tiny_sized_generated/..., when
+//                                                ../shared/data/x is absent)
 //   bound/pos+nrm/4/<vertices>/<stores>[/2]      no arithmetic: reads the bytes a 4-influence
 //                                                position + normal job reads and writes what it
 //                                                writes, with cached or non-temporal (stream)
@@ -16,6 +19,8 @@
 //
 // attributes: pos, pos+nrm, pos+nrm+tan. Each case reports Mvertices/s; the 2-thread cases are
 // compared with the one-thread reference.
+#include <keyblend/io/xfile.hpp>
+#include <keyblend/keyblend.hpp>
 #include <keyblend/skin.hpp>
 
 #include "bench_main.hpp"
@@ -88,14 +93,40 @@ const loaded_mesh& mesh_for(std::size_t k, std::size_t n) {
     return *slot;
 }
 
-/// tiny.x's skinned body. Until the .X loader lands, a generated mesh of the same size (4432
-/// vertices, 35 bones, 2 influences). With the loader, this becomes: load
-/// ../shared/data/x/directx-sdk-legacy-samples/tiny.x, take its skinned mesh's positions, normals,
-/// bone_indices, weights and influences_per_vertex as they are, and build the palette from its
-/// bind pose (build_palette over the mesh's bones); the cases below need no other change.
-const loaded_mesh& tiny_body() {
-    static const loaded_mesh m = generated_mesh(4432, 2, 35, 4432);
-    return m;
+/// tiny.x's skinned body, as the loader gives it (4432 vertices, 35 bones, 2 influences), with the
+/// palette of its first animation frame (build_palette over the mesh's bones). Without
+/// ../shared/data/x, a generated mesh of the same size stands in (and the case name says so).
+struct tiny_mesh {
+    loaded_mesh mesh;
+    bool real = false;
+};
+
+const tiny_mesh& tiny_body() {
+    static const tiny_mesh t = [] {
+        tiny_mesh out;
+        auto file = keyblend::io::load_xfile(std::string(KEYBLEND_DATA_DIR) + "/directx-sdk-legacy-samples/tiny.x");
+        if (!file || file->meshes.empty() || !file->meshes[0].is_skinned() || file->animation_sets.empty()) {
+            out.mesh = generated_mesh(4432, 2, 35, 4432);
+            return out;
+        }
+        const keyblend::io::xfile_mesh& m = file->meshes[0];
+        out.mesh.influences_per_vertex = m.skin.influences_per_vertex;
+        out.mesh.positions = m.positions;
+        out.mesh.normals = m.normals;
+        out.mesh.tangents.assign(m.positions.size(), glm::vec4(1.0f, 0.0f, 0.0f, 1.0f));
+        out.mesh.bone_indices = m.skin.bone_indices;
+        out.mesh.weights = m.skin.weights;
+        std::vector<glm::mat4> local, model;
+        if (!keyblend::sample_local_matrices(file->animation_sets[0].clip, file->skeleton, 0.0f, local)) return out;
+        keyblend::local_to_model(file->skeleton, local, model);
+        if (!keyblend::build_palette(model, keyblend::member_span(m.skin.bones, &keyblend::io::skin_bone::joint),
+                                     keyblend::member_span(m.skin.bones, &keyblend::io::skin_bone::offset),
+                                     out.mesh.palette))
+            return out;
+        out.real = true;
+        return out;
+    }();
+    return t;
 }
 
 enum attributes : unsigned { pos = 1, nrm = 2, tan = 4 };
@@ -307,12 +338,15 @@ void register_all() {
                 benchmark::RegisterBenchmark((base + "/2").c_str(), bm_keyblend, nullptr, attrs, k, n, std::size_t(2))
                     ->UseRealTime();
             }
-    const loaded_mesh* tiny = &tiny_body();
-    benchmark::RegisterBenchmark("skin/tiny/pos+nrm/2/4432/reference", bm_reference, tiny, unsigned(pos | nrm),
-                                 std::size_t(2), std::size_t(4432))
+    const tiny_mesh& t = tiny_body();
+    const loaded_mesh* tiny = &t.mesh;
+    const std::string tiny_name = std::string(t.real ? "skin/tiny.x" : "skin/tiny_sized_generated") + "/pos+nrm/" +
+                                  std::to_string(tiny->influences_per_vertex) + "/" + std::to_string(tiny->size());
+    benchmark::RegisterBenchmark((tiny_name + "/reference").c_str(), bm_reference, tiny, unsigned(pos | nrm),
+                                 tiny->influences_per_vertex, tiny->size())
         ->UseRealTime();
-    benchmark::RegisterBenchmark("skin/tiny/pos+nrm/2/4432", bm_keyblend, tiny, unsigned(pos | nrm), std::size_t(2),
-                                 std::size_t(4432), std::size_t(1))
+    benchmark::RegisterBenchmark(tiny_name.c_str(), bm_keyblend, tiny, unsigned(pos | nrm), tiny->influences_per_vertex,
+                                 tiny->size(), std::size_t(1))
         ->UseRealTime();
 #if defined(__AVX2__)
     for (std::size_t n : {100000u, 1000000u})
