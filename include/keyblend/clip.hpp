@@ -177,6 +177,8 @@ private:
     std::vector<std::uint8_t> matrix_;         // per joint: 1 when tracks_ are its matrix track
     std::vector<std::uint8_t> shared_;         // per block of 8 joints x (T, R, S): lanes keyed alike
     std::vector<std::size_t> shared_cursors_;  // per block x (T, R, S): their common cursor
+    std::vector<std::size_t> shared_second_;   // per block x (T, R, S): key index cached as value 1
+    std::vector<std::uint8_t> shared_take_;    // per block x (T, R, S): the lanes that cached it
     std::vector<std::size_t> cursors_;         // 3 per joint (T, R, S): a track_cursor's index
 };
 

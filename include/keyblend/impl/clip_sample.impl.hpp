@@ -216,12 +216,25 @@ struct clip_sampler {
             take |= 1u << lane;
         }
         if (!take) return;
-        V a[4], b[4];
-        lanes::load_transposed<dim>(key0, a);
-        lanes::load_transposed<dim>(key1, b);
-        const typename V::mask m = V::from_bits(take);
         float* p = c.streams_.get() + std::size_t(base[Comp]) * c.capacity_ + i;
         const std::size_t cap = c.capacity_;
+        // Playing forward, the new interval starts where the cached one ended: its first keys are
+        // the cached second ones, already transposed, and only the new second keys are loaded.
+        const std::size_t block = (i / pose_lane_block) * 3 + Comp;
+        const unsigned shift = static_cast<unsigned>(i % pose_lane_block);
+        const bool step_forward = first == c.shared_second_[block] && first != second &&
+                                  ((c.shared_take_[block] >> shift) & ((1u << V::width) - 1u)) == take;
+        V a[4], b[4];
+        if (step_forward) {
+            for (unsigned k = 0; k < dim; ++k) a[dim == 4 ? quat_slot(k) : k] = V::load(p + (3 + dim + k) * cap);
+        } else {
+            lanes::load_transposed<dim>(key0, a);
+        }
+        lanes::load_transposed<dim>(key1, b);
+        c.shared_second_[block] = second;
+        c.shared_take_[block] = static_cast<std::uint8_t>((c.shared_take_[block] & ~(((1u << V::width) - 1u) << shift)) |
+                                                          (take << shift));
+        const typename V::mask m = V::from_bits(take);
         const bool every_lane = take == (1u << V::width) - 1u;
         const auto put = [&](std::size_t stream_offset, V value) {
             float* q = p + stream_offset * cap;
@@ -327,6 +340,8 @@ struct clip_sampler {
         }
         c.shared_.assign(c.padded_ / pose_lane_block * 3, 0);
         c.shared_cursors_.assign(c.padded_ / pose_lane_block * 3, 0);
+        c.shared_second_.assign(c.padded_ / pose_lane_block * 3, static_cast<std::size_t>(-1));
+        c.shared_take_.assign(c.padded_ / pose_lane_block * 3, 0);
         find_shared_keys<translation>(c);
         find_shared_keys<rotation>(c);
         find_shared_keys<scale>(c);
@@ -435,6 +450,8 @@ inline sampling_context& sampling_context::operator=(const sampling_context& oth
     matrix_ = other.matrix_;
     shared_ = other.shared_;
     shared_cursors_ = other.shared_cursors_;
+    shared_second_ = other.shared_second_;
+    shared_take_ = other.shared_take_;
     streams_.reset();
     if (other.streams_) {
         const std::size_t n = impl::clip_sampler::stream_count * capacity_;
