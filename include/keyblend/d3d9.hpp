@@ -14,10 +14,10 @@
 // - <d3dx9anim.h> (or <d3dx9.h>): import_frames / write_frame_matrices for D3DXFRAME trees.
 // Each part defines a macro when it is compiled (KEYBLEND_D3D9_D3DX_MATH, KEYBLEND_D3D9_D3DX_ANIM).
 //
-// <windows.h> defines `min` and `max` as macros unless NOMINMAX is defined, and those macros break
-// GLM and the standard library. This header defines NOMINMAX when it includes <d3d9.h> itself;
-// a program that includes <windows.h> or <d3d9.h> first must define NOMINMAX before it (the
-// header stops with an #error naming the problem otherwise).
+// The Windows SDK's <windows.h> defines `min` and `max` as macros unless NOMINMAX is defined (mingw-
+// w64's does not in C++), and those macros break GLM and the standard library. This header defines
+// NOMINMAX when it includes <d3d9.h> itself; a program that includes <windows.h> or <d3d9.h> first
+// must define NOMINMAX before it (the header stops with an #error naming the problem otherwise).
 //
 // Conventions (math.hpp, REFERENCE.md §1). D3D uses row vectors (`v * M`) and stores matrices row
 // by row; GLM uses column vectors (`M * v`) and stores them column by column. The two transposes
