@@ -11,8 +11,10 @@
 // The D3DX parts are compiled when the D3DX headers were included *before* this one (detected by
 // their include guards, Microsoft's and mingw-w64's):
 // - <d3dx9math.h> (or <d3dx9.h>): D3DXQUATERNION and D3DXVECTOR4 conversions;
-// - <d3dx9anim.h> (or <d3dx9.h>): import_frames / write_frame_matrices for D3DXFRAME trees.
-// Each part defines a macro when it is compiled (KEYBLEND_D3D9_D3DX_MATH, KEYBLEND_D3D9_D3DX_ANIM).
+// - <d3dx9anim.h> (or <d3dx9.h>): import_frames / write_frame_matrices for D3DXFRAME trees;
+// - <d3dx9mesh.h> (or <d3dx9.h>): import_skin for an ID3DXSkinInfo.
+// Each part defines a macro when it is compiled (KEYBLEND_D3D9_D3DX_MATH, KEYBLEND_D3D9_D3DX_ANIM,
+// KEYBLEND_D3D9_D3DX_MESH).
 //
 // The Windows SDK's <windows.h> defines `min` and `max` as macros unless NOMINMAX is defined (mingw-
 // w64's does not in C++), and those macros break GLM and the standard library. This header defines
@@ -332,6 +334,54 @@ template <class Frame = D3DXFRAME>
 status write_frame_matrices(const std::vector<glm::mat4>& matrices,
                             const std::vector<D3DXFRAME*>& frames,
                             D3DXMATRIX Frame::*member = &D3DXFRAME::TransformationMatrix);
+
+} // namespace d3d9
+} // namespace keyblend
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// With <d3dx9mesh.h>: ID3DXSkinInfo
+// ---------------------------------------------------------------------------------------------
+#if defined(__D3DX9MESH_H__) || defined(__WINE_D3DX9MESH_H)
+#define KEYBLEND_D3D9_D3DX_MESH
+namespace keyblend {
+namespace d3d9 {
+
+/// A skin's bones and per-vertex influences in the layout a skinning_job reads, the same as the .X
+/// loader's io::mesh_skin (k slots per vertex, sorted by decreasing weight, unused slots weight 0
+/// and bone 0):
+///
+///     palette[b] = model[joints[b]] * offsets[b]                        (build_palette)
+///     job.joints = make_span(bone_indices, k);  job.weights = make_span(weights, k);
+struct skin_influences {
+    /// Per bone: the joint of the skeleton it follows (found by GetBoneName).
+    std::vector<std::size_t> joints;
+    /// Per bone: GetBoneOffsetMatrix (mesh space to the bone's bind space), as GLM.
+    std::vector<glm::mat4> offsets;
+    /// k: the most influences any vertex has (0 without bones).
+    std::size_t influences_per_vertex = 0;
+    /// vertex_count * k bone indices and weights.
+    std::vector<std::uint16_t> bone_indices;
+    std::vector<float> weights;
+};
+
+/// Reads an ID3DXSkinInfo (from D3DXLoadMeshHierarchyFromX's mesh containers, or your own) for
+/// the skeleton `s` (import_frames of the same hierarchy, or the .X loader's): bone b follows the
+/// joint named GetBoneName(b); its influences (GetBoneInfluence) are gathered per vertex. An
+/// influence of weight 0 takes no slot; ties keep bone order. Weights are as given (not
+/// renormalised: skinning_job::validate checks their sums). `vertex_count` is the mesh's
+/// (ID3DXMesh::GetNumVertices). Reads the skin only; no D3DX skinning call is made (under wine
+/// UpdateSkinnedMesh is a stub, and keyblend skins faster anyway).
+///
+/// Errors (naming the bone, or the vertex; error::index is that bone or vertex):
+/// - errc::invalid_argument: a null skin;
+/// - errc::not_found: a bone whose name (null counts as "") is no joint of `s`;
+/// - errc::out_of_range: an influence on a vertex >= vertex_count;
+/// - errc::non_finite: a NaN or infinite weight or offset matrix;
+/// - errc::unsupported: more than 65536 bones, or a vertex with more than max_influences (8)
+///   non-zero weights;
+/// - errc::device_error: GetBoneInfluence failing, or a null offset matrix.
+inline result<skin_influences> import_skin(ID3DXSkinInfo* skin, std::size_t vertex_count, const skeleton& s);
 
 } // namespace d3d9
 } // namespace keyblend

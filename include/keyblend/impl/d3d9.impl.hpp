@@ -475,3 +475,90 @@ status write_frame_matrices(const std::vector<glm::mat4>& matrices, const std::v
 } // namespace d3d9
 } // namespace keyblend
 #endif
+
+#ifdef KEYBLEND_D3D9_D3DX_MESH
+namespace keyblend {
+namespace d3d9 {
+
+inline result<skin_influences> import_skin(ID3DXSkinInfo* skin, std::size_t vertex_count, const skeleton& s) {
+    if (!skin) return impl::make_error(errc::invalid_argument, "import_skin: null skin");
+    const DWORD bone_count = skin->GetNumBones();
+    if (bone_count > 65536)
+        return impl::make_error(errc::unsupported, "import_skin: " + std::to_string(bone_count) +
+                                                       " bones (bone indices are 16-bit: at most 65536)");
+    skin_influences out;
+    out.joints.resize(bone_count);
+    out.offsets.resize(bone_count);
+    struct influence {
+        std::uint32_t vertex;
+        std::uint16_t bone;
+        float weight;
+    };
+    std::vector<influence> all;
+    std::vector<DWORD> vertices;
+    std::vector<float> weights;
+    for (DWORD b = 0; b < bone_count; ++b) {
+        const char* name = skin->GetBoneName(b);
+        const std::string where = "import_skin: bone " + std::to_string(b) + " '" + (name ? name : "") + "'";
+        const std::size_t joint = s.index_of(name ? name : "");
+        if (joint == s.size())
+            return impl::make_error(errc::not_found, where + " names no joint of the skeleton", b);
+        out.joints[b] = joint;
+        const D3DXMATRIX* offset = skin->GetBoneOffsetMatrix(b);
+        if (!offset) return impl::make_error(errc::device_error, where + ": GetBoneOffsetMatrix returned null", b);
+        out.offsets[b] = to_glm(*offset);
+        if (!is_finite(out.offsets[b]))
+            return impl::make_error(errc::non_finite, where + ": the offset matrix is not finite", b);
+        const DWORD n = skin->GetNumBoneInfluences(b);
+        vertices.resize(n);
+        weights.resize(n);
+        if (n > 0) {
+            if (const HRESULT hr = skin->GetBoneInfluence(b, vertices.data(), weights.data()); FAILED(hr))
+                return impl::call_failed(where + ": GetBoneInfluence", hr);
+        }
+        for (DWORD i = 0; i < n; ++i) {
+            if (vertices[i] >= vertex_count)
+                return impl::make_error(errc::out_of_range,
+                                        where + ": influence " + std::to_string(i) + " on vertex " +
+                                            std::to_string(vertices[i]) + " of " + std::to_string(vertex_count),
+                                        b);
+            if (!std::isfinite(weights[i]))
+                return impl::make_error(errc::non_finite,
+                                        where + ": the weight on vertex " + std::to_string(vertices[i]) + " is " +
+                                            keyblend::impl::float_to_string(weights[i]),
+                                        b);
+            if (weights[i] != 0.0f)
+                all.push_back({static_cast<std::uint32_t>(vertices[i]), static_cast<std::uint16_t>(b), weights[i]});
+        }
+    }
+    // Per vertex, by decreasing weight; the sort is stable, so ties keep bone order.
+    std::stable_sort(all.begin(), all.end(), [](const influence& a, const influence& b) {
+        return a.vertex != b.vertex ? a.vertex < b.vertex : a.weight > b.weight;
+    });
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < all.size();) {
+        std::size_t j = i;
+        while (j < all.size() && all[j].vertex == all[i].vertex) ++j;
+        if (j - i > max_influences)
+            return impl::make_error(errc::unsupported,
+                                    "import_skin: vertex " + std::to_string(all[i].vertex) + " has " +
+                                        std::to_string(j - i) + " influences (at most " +
+                                        std::to_string(max_influences) + ")",
+                                    all[i].vertex);
+        k = (std::max)(k, j - i);
+        i = j;
+    }
+    out.influences_per_vertex = k;
+    out.bone_indices.assign(vertex_count * k, 0);
+    out.weights.assign(vertex_count * k, 0.0f);
+    for (std::size_t i = 0, slot = 0; i < all.size(); ++i) {
+        slot = (i > 0 && all[i - 1].vertex == all[i].vertex) ? slot + 1 : 0;
+        out.bone_indices[all[i].vertex * k + slot] = all[i].bone;
+        out.weights[all[i].vertex * k + slot] = all[i].weight;
+    }
+    return out;
+}
+
+} // namespace d3d9
+} // namespace keyblend
+#endif
