@@ -119,7 +119,7 @@ inline status validate_palette(UINT first_register, const glm::mat4* palette, st
 
 /// Uploads the palette for vertex-shader palette skinning: palette_to_registers, then
 /// SetVertexShaderConstantF from `first_register` (in calls of at most 128 matrices, through a
-/// 6 KB stack buffer: nothing allocates). count == 0 does nothing and succeeds.
+/// 6 KB stack buffer: a successful upload allocates nothing). count == 0 does nothing and succeeds.
 ///
 /// `register_limit` is the number of constant registers the shader may use (the default is the
 /// vs_2_0 minimum; pass vertex_shader_constant_count(device) to use all the device has).
