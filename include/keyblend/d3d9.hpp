@@ -371,7 +371,7 @@ struct skin_influences {
 /// influence of weight 0 takes no slot; ties keep bone order. Weights are as given (not
 /// renormalised: skinning_job::validate checks their sums). `vertex_count` is the mesh's
 /// (ID3DXMesh::GetNumVertices). Reads the skin only; no D3DX skinning call is made (under wine
-/// UpdateSkinnedMesh is a stub, and keyblend skins faster anyway).
+/// UpdateSkinnedMesh returns E_NOTIMPL, and keyblend skins faster anyway).
 ///
 /// Errors (naming the bone, or the vertex; error::index is that bone or vertex):
 /// - errc::invalid_argument: a null skin;
