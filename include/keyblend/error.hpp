@@ -29,6 +29,7 @@ enum class errc {
     parse_error,         ///< a file is malformed (message says what was expected and where)
     unsupported,         ///< well-formed input this library does not handle
     io_error,            ///< reading a file failed
+    device_error,        ///< a graphics API call failed (the message names the call and its code)
 };
 
 /// A failure: a code and a message that names the place (file, line:column or byte offset, joint or

@@ -226,8 +226,12 @@ inline __m128 load_row(const float* p) {
     if constexpr (Dim == 4) {
         return _mm_loadu_ps(p);
     } else {
-        // x, y from one 8-byte load, z from a 4-byte one: 12 bytes, nothing past the vec3.
-        const __m128 xy = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(p)));
+        // x, y from one 8-byte load, z from a 4-byte one: 12 bytes, nothing past the vec3. The
+        // 8 bytes go through memcpy: a vec3 in an array is only 4-byte aligned, and _mm_load_sd
+        // dereferences a double* (undefined behaviour, which UBSan reports). Same movsd code.
+        double x_y;
+        std::memcpy(&x_y, p, sizeof x_y);
+        const __m128 xy = _mm_castpd_ps(_mm_set_sd(x_y));
         return _mm_movelh_ps(xy, _mm_load_ss(p + 2));
     }
 }
