@@ -5,8 +5,10 @@
 //   skin/<attributes>/<k>/<vertices>             keyblend, one thread
 //   skin/<attributes>/<k>/<vertices>/2           keyblend, two threads (a persistent pool through
 //                                                skin_parallel's executor overload)
+//   skin/<attributes>/<k>/<vertices>[/2]/avx2    in an AVX-512 build (where run() takes the
+//                                                AVX-512 kernel): the AVX2 kernel, for comparison
 //   skin/<attributes>/<k>/<vertices>/reference   the plain loop: blend glm::mat4s, multiply
-//   skin/tiny.x/pos+nrm/2/4432[/reference]       tiny.x's skinned body as the .X loader gives it
+//   skin/tiny.x/pos+nrm/2/4432[/avx2|/reference] tiny.x's skinned body as the .X loader gives it
 //                                                (4432 vertices, 35 bones, 2 influences), posed
 //                                                at its first frame (a generated mesh of that
 //                                                size, named skin/tiny_sized_generated/..., when
@@ -27,6 +29,7 @@
 
 #include <glm/gtc/matrix_transform.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -227,8 +230,34 @@ private:
     std::size_t count_ = 0;
 };
 
+#if defined(KEYBLEND_LANES_AVX512)
+/// What a build without AVX-512 runs (the AVX2 kernel), for the /avx2 cases of an AVX-512 build:
+/// the library's internal entry point with the AVX2 lane type (as the tests call it), in the
+/// chunks and with the store policy skin_parallel would use.
+void run_avx2(const keyblend::skinning_job<>& job, std::size_t threads, spin_pool* pool) {
+    using keyblend::impl::lanes::f8;
+    using keyblend::impl::skin::run_linear;
+    if (threads == 1) {
+        (void)run_linear<f8>(job);
+        return;
+    }
+    const std::size_t n = job.in_positions.size;
+    const std::size_t bytes = 12 + (job.out_normals.empty() ? 0 : 12) + (job.out_tangents.empty() ? 0 : 16);
+    keyblend::skinning_job<> base = job;
+    base.stores = n * bytes >= keyblend::streaming_store_threshold ? keyblend::store_policy::streaming
+                                                                    : keyblend::store_policy::cached;
+    const std::size_t chunk = ((n + threads - 1) / threads + 63) / 64 * 64;
+    (*pool)(threads, [&](std::size_t i) {
+        keyblend::skinning_job<> part = base;
+        part.range = keyblend::vertex_range{std::min(n, i * chunk), std::min(n, (i + 1) * chunk)};
+        (void)run_linear<f8>(part);
+    });
+}
+#endif
+
+/// keyblend on `threads` threads; with `avx2`, the AVX2 kernel of an AVX-512 build.
 void bm_keyblend(benchmark::State& state, const loaded_mesh* fixed, unsigned attrs, std::size_t k,
-                 std::size_t n, std::size_t threads) {
+                 std::size_t n, std::size_t threads, bool avx2) {
     const loaded_mesh& m = fixed ? *fixed : mesh_for(k, n);
     outputs o(m.size());
     const keyblend::skinning_job<> job = make_job(m, o, attrs);
@@ -236,13 +265,20 @@ void bm_keyblend(benchmark::State& state, const loaded_mesh* fixed, unsigned att
         state.SkipWithError("invalid job");
         return;
     }
-    if (threads == 1) {
+    spin_pool pool(threads - 1);
+    if (avx2) {
+#if defined(KEYBLEND_LANES_AVX512)
+        for (auto _ : state) {
+            run_avx2(job, threads, &pool);
+            benchmark::ClobberMemory();
+        }
+#endif
+    } else if (threads == 1) {
         for (auto _ : state) {
             (void)job.run();
             benchmark::ClobberMemory();
         }
     } else {
-        spin_pool pool(threads - 1);
         for (auto _ : state) {
             (void)keyblend::skin_parallel(job, threads, [&](std::size_t count, const auto& task) {
                 pool(count, std::function<void(std::size_t)>(std::cref(task)));
@@ -325,6 +361,12 @@ const char* attribute_name(unsigned attrs) {
     return attrs == pos ? "pos" : attrs == (pos | nrm) ? "pos+nrm" : "pos+nrm+tan";
 }
 
+#if defined(KEYBLEND_LANES_AVX512)
+constexpr bool has_avx2_cases = true;
+#else
+constexpr bool has_avx2_cases = false;
+#endif
+
 void register_all() {
     for (unsigned attrs : {unsigned(pos), unsigned(pos | nrm), unsigned(pos | nrm | tan)})
         for (std::size_t k : {1u, 2u, 4u, 8u})
@@ -333,10 +375,16 @@ void register_all() {
                                          std::to_string(k) + "/" + std::to_string(n);
                 benchmark::RegisterBenchmark((base + "/reference").c_str(), bm_reference, nullptr, attrs, k, n)
                     ->UseRealTime();
-                benchmark::RegisterBenchmark(base.c_str(), bm_keyblend, nullptr, attrs, k, n, std::size_t(1))
-                    ->UseRealTime();
-                benchmark::RegisterBenchmark((base + "/2").c_str(), bm_keyblend, nullptr, attrs, k, n, std::size_t(2))
-                    ->UseRealTime();
+                for (bool avx2 : {false, true}) {
+                    if (avx2 && !has_avx2_cases) continue;
+                    const std::string path = avx2 ? "/avx2" : "";
+                    benchmark::RegisterBenchmark((base + path).c_str(), bm_keyblend, nullptr, attrs, k, n,
+                                                 std::size_t(1), avx2)
+                        ->UseRealTime();
+                    benchmark::RegisterBenchmark((base + "/2" + path).c_str(), bm_keyblend, nullptr, attrs, k, n,
+                                                 std::size_t(2), avx2)
+                        ->UseRealTime();
+                }
             }
     const tiny_mesh& t = tiny_body();
     const loaded_mesh* tiny = &t.mesh;
@@ -345,9 +393,12 @@ void register_all() {
     benchmark::RegisterBenchmark((tiny_name + "/reference").c_str(), bm_reference, tiny, unsigned(pos | nrm),
                                  tiny->influences_per_vertex, tiny->size())
         ->UseRealTime();
-    benchmark::RegisterBenchmark(tiny_name.c_str(), bm_keyblend, tiny, unsigned(pos | nrm), tiny->influences_per_vertex,
-                                 tiny->size(), std::size_t(1))
-        ->UseRealTime();
+    for (bool avx2 : {false, true}) {
+        if (avx2 && !has_avx2_cases) continue;
+        benchmark::RegisterBenchmark((tiny_name + (avx2 ? "/avx2" : "")).c_str(), bm_keyblend, tiny, unsigned(pos | nrm),
+                                     tiny->influences_per_vertex, tiny->size(), std::size_t(1), avx2)
+            ->UseRealTime();
+    }
 #if defined(__AVX2__)
     for (std::size_t n : {100000u, 1000000u})
         for (bool streaming : {false, true}) {
@@ -373,7 +424,8 @@ int main(int argc, char** argv) {
         std::string name = full;
         if (ends_with(name, timing)) name.resize(name.size() - timing.size());
         if (name.compare(0, 5, "skin/") != 0 || ends_with(name, suffix)) return {};
-        // skin/<attributes>/<k>/<vertices>[/2] -> skin/<attributes>/<k>/<vertices>/reference
+        // skin/<attributes>/<k>/<vertices>[/2][/avx2] -> skin/<attributes>/<k>/<vertices>/reference
+        if (ends_with(name, "/avx2")) name.resize(name.size() - 5);
         if (ends_with(name, "/2")) name.resize(name.size() - 2);
         return name + suffix + timing;
     });

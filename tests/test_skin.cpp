@@ -407,6 +407,9 @@ void check_all_paths(const options& o, const char* index) {
 #if defined(KEYBLEND_LANES_AVX2)
     simd.push_back(run_path<lanes::f8>(f, r, label + " [avx2]"));
 #endif
+#if defined(KEYBLEND_LANES_AVX512)
+    simd.push_back(run_path<lanes::f16>(f, r, label + " [avx512]"));
+#endif
     f.reset_outputs();
     REQUIRE(f.job.run());
     check_against(f, r, label + " [run]");
@@ -511,9 +514,9 @@ TEST_CASE("build_palette: model[joint_of_bone[b]] * offset[b], from a loader's b
 
 TEST_CASE("the build's native lane type") {
 #if defined(KEYBLEND_EXPECT_LANES)
-    CHECK(lanes::native::width == KEYBLEND_EXPECT_LANES);
+    CHECK(lanes::widest::width == KEYBLEND_EXPECT_LANES);
 #endif
-    MESSAGE("skinning runs " << lanes::native::width << " vertices per step in this build");
+    MESSAGE("skinning runs " << lanes::widest::width << " vertices per step in this build");
 }
 
 TEST_CASE("the two references agree: vertex-major (double) and the seeds' bone-major method") {
@@ -880,6 +883,9 @@ TEST_CASE("joint indices outside the palette: every path clamps them to the last
 #if defined(KEYBLEND_LANES_AVX2)
             run_path<lanes::f8>(f, r, label + " [avx2]");
 #endif
+#if defined(KEYBLEND_LANES_AVX512)
+            run_path<lanes::f16>(f, r, label + " [avx512]");
+#endif
         }
 }
 
@@ -898,11 +904,11 @@ TEST_CASE("streaming stores: every output alignment, same results as cached stor
     job.palette_size = m.palette.size();
     job.stores = store_policy::cached;
     REQUIRE(job.run());
-    // Output arrays starting 0..7 floats into a buffer: every alignment modulo 32 bytes, with
-    // positions and normals aligned alike or not.
-    for (std::size_t shift_p = 0; shift_p < 8; ++shift_p)
-        for (std::size_t shift_n : {shift_p, (shift_p + 3) % 8}) {
-            std::vector<float> bp(3 * m.size() + 16, garbage()), bn(3 * m.size() + 16, garbage());
+    // Output arrays starting 0..15 floats into a buffer: every alignment modulo 64 bytes (AVX-512
+    // streams whole 64-byte lines, AVX2 32 bytes), with positions and normals aligned alike or not.
+    for (std::size_t shift_p = 0; shift_p < 16; ++shift_p)
+        for (std::size_t shift_n : {shift_p, (shift_p + 3) % 16}) {
+            std::vector<float> bp(3 * m.size() + 32, garbage()), bn(3 * m.size() + 32, garbage());
             job.out_positions = {bp.data() + shift_p, m.size(), 12, 4};
             job.out_normals = {bn.data() + shift_n, m.size(), 12, 4};
             job.stores = store_policy::streaming;
@@ -973,6 +979,48 @@ TEST_CASE("skin_parallel: std::threads and a caller's executor give exactly the 
     calls = 0;
     CHECK_FALSE(skin_parallel(f.job, 3, [&](std::size_t, const auto&) { ++calls; }));
     CHECK(calls.load() == 0);
+}
+
+TEST_CASE("skin_parallel: any task count gives the single-job bits, at every alignment of the mesh") {
+    // Packed positions and normals 0..15 floats into their buffers: the SIMD groups start at an
+    // aligned vertex, the ones before it take the scalar path, and the chunks must split on the
+    // same grid for no vertex to change path with the task count.
+    const skin_mesh m = random_mesh(1000, 4, 24, 31);
+    const std::size_t n = m.size();
+    for (std::size_t shift : {0u, 1u, 4u, 7u, 13u}) {
+        std::vector<float> in_p(3 * n + 16), in_n(3 * n + 16);
+        std::memcpy(in_p.data() + shift, m.positions.data(), 3 * n * sizeof(float));
+        std::memcpy(in_n.data() + shift, m.normals.data(), 3 * n * sizeof(float));
+        std::vector<float> out_p(3 * n + 16, garbage()), out_n(3 * n + 16, garbage());
+        skinning_job<> job;
+        job.influences = 4;
+        job.joints = make_span(m.bone_indices, 4);
+        job.weights = make_span(m.weights, 4);
+        job.in_positions = {in_p.data() + shift, n, 12, 4};
+        job.in_normals = {in_n.data() + shift, n, 12, 4};
+        job.out_positions = {out_p.data() + (shift + 5) % 16, n, 12, 4};
+        job.out_normals = {out_n.data() + shift, n, 12, 4};
+        job.palette = m.palette.data();
+        job.palette_size = m.palette.size();
+        for (const vertex_range range : {vertex_range{}, vertex_range{3, 997}}) {
+            job.range = range;
+            std::fill(out_p.begin(), out_p.end(), garbage());
+            std::fill(out_n.begin(), out_n.end(), garbage());
+            REQUIRE(job.run());
+            const std::vector<float> single_p = out_p, single_n = out_n;
+            for (std::size_t tasks : {2u, 3u, 5u, 8u}) {
+                std::fill(out_p.begin(), out_p.end(), garbage());
+                std::fill(out_n.begin(), out_n.end(), garbage());
+                REQUIRE(skin_parallel(job, tasks, [](std::size_t count, const auto& task) {
+                    for (std::size_t i = 0; i < count; ++i) task(i);
+                }));
+                INFO("shift " << shift << ", range [" << range.begin << ", " << range.end << "), " << tasks
+                              << " tasks");
+                CHECK(std::memcmp(out_p.data(), single_p.data(), out_p.size() * sizeof(float)) == 0);
+                CHECK(std::memcmp(out_n.data(), single_n.data(), out_n.size() * sizeof(float)) == 0);
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

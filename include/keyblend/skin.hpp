@@ -1,5 +1,5 @@
-// keyblend — skinning: the matrix palette, linear-blend skinning (scalar reference + SSE2/AVX2
-// kernels) and dual-quaternion skinning, over caller-owned strided vertex streams.
+// keyblend — skinning: the matrix palette, linear-blend skinning (scalar reference + SSE2/AVX2/
+// AVX-512 kernels) and dual-quaternion skinning, over caller-owned strided vertex streams.
 //
 // SPDX-License-Identifier: MIT
 //
@@ -147,10 +147,11 @@ enum class store_policy : unsigned char {
     cached,
     /// Non-temporal stores where the output layout allows it, ordinary stores elsewhere: output
     /// bypasses the caches, saving the memory read that an ordinary store of an uncached line
-    /// costs. Best for meshes larger than the last-level cache. AVX2 path only, for packed xyz
-    /// position and normal arrays (std::vector<glm::vec3>) that reach 32-byte alignment at the
-    /// same vertex: the first few (at most 7) vertices of the range are skinned by the scalar path
-    /// so that every store is a whole aligned 32 bytes.
+    /// costs. Best for meshes larger than the last-level cache. AVX2 and AVX-512 paths only, for
+    /// packed xyz position and normal arrays (std::vector<glm::vec3>) that reach register alignment
+    /// (32 bytes for AVX2, 64 for AVX-512) at the same vertex: the first few (at most 7, or 15)
+    /// vertices of the range are skinned by the scalar path so that every store is a whole aligned
+    /// register.
     streaming,
 };
 
@@ -229,18 +230,21 @@ struct skinning_streams {
 /// checks only what keeps it inside memory (O(1): sizes, strides, alignment, aliasing) and then
 /// skins, so a caller validates a mesh once and runs it every frame. A joint index outside the
 /// palette is clamped to the last entry by run() (never read out of bounds), an influence count
-/// to [0, k]; NaN weights give NaN output. Nothing allocates. SIMD (AVX2 + FMA, or SSE2) unless KEYBLEND_NO_INTRINSICS; results
-/// equal the scalar path within float rounding (1e-5 relative).
+/// to [0, k]; NaN weights give NaN output. Nothing allocates. SIMD unless KEYBLEND_NO_INTRINSICS:
+/// the widest the compiler targets (chosen at compile time, e.g. by -march) of AVX-512 F/VL/BW/DQ
+/// (16 vertices a step), AVX2 + FMA (8) and SSE2 (4); results equal the scalar path within float
+/// rounding (1e-5 relative).
 ///
-/// Speed (AVX2, position + normal, 4 influences: ~400 M vertices/s per core on the development
-/// machine, see README): fastest with the .X loader's layout (k joints and k weights per vertex,
-/// one vertex after the other); joints in slots of up to 8 per vertex with any weight stride are
+/// Speed (position + normal, 4 influences, one core of the development machine, see README:
+/// AVX-512 ~490 M vertices/s, AVX2 ~400 M): fastest with the .X loader's layout (k joints and k
+/// weights per vertex, one vertex after the other); joints in slots of up to 8 per vertex with any weight stride are
 /// ~10% slower; other influence layouts (component strides, more than 8 slots) clamp every joint
 /// index and are ~30% slower; per-vertex counts with an implied weight take the slowest path.
 /// Positions, normals and tangents are fastest as packed arrays (std::vector<glm::vec3>) or
 /// planar; interleaved buffers cost a transpose more. A palette of at most 128 matrices that is
-/// not 32-byte aligned (a std::vector<glm::mat4> is 16-byte aligned) is copied to an aligned 8 KB
-/// stack buffer first: misaligned, one in two of the blend's 32-byte loads straddles a cache line.
+/// not aligned to the register (32 bytes for AVX2, 64 for AVX-512; a std::vector<glm::mat4> is
+/// 16-byte aligned) is copied to an aligned 8 KB stack buffer first: misaligned, the blend's
+/// palette loads straddle cache lines.
 template <class JointIndex = std::uint16_t>
 struct skinning_job : skinning_streams<JointIndex> {
     /// The skinning matrices, `palette_size` of them (see build_palette). Any 4x4 matrices.

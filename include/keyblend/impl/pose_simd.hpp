@@ -9,11 +9,15 @@
 //               KEYBLEND_NO_INTRINSICS selects.
 // - lanes::f4   SSE2 (x86-64 baseline), __m128.
 // - lanes::f8   AVX2 + FMA, __m256.
-// `lanes::native` is the widest one the compiler targets (chosen at compile time from __AVX2__,
-// __FMA__, __SSE2__; never at run time). The operations have the same semantics in every type:
+// - lanes::f16  AVX-512 (F, VL, BW, DQ), __m512, masks in __mmask16.
+// `lanes::native` is the widest type whose width divides pose_lane_block (chosen at compile time
+// from __AVX2__, __FMA__, __SSE2__; never at run time): what the pose kernels run on.
+// `lanes::widest` is the widest one the compiler targets (f16 where __AVX512F__, __AVX512VL__,
+// __AVX512BW__ and __AVX512DQ__ are defined, else native): what the skinning kernels run on, whose
+// vertex streams need no padding. The operations have the same semantics in every type:
 // `max(a, b)` is `a > b ? a : b` (so a NaN in either gives b, as maxps does), `select(m, a, b)`
-// takes a where m is set. `fmadd(a, b, c)` is a * b + c, fused on f8 (so f8 and f1 results may
-// differ in the last bit; the tests compare within a tolerance). A NEON type would slot in the same
+// takes a where m is set. `fmadd(a, b, c)` is a * b + c, fused on f8 and f16 (so their results
+// and f1's may differ in the last bit; the tests compare within a tolerance). A NEON type would slot in the same
 // way (vld1q_f32, vfmaq_f32, vbslq_f32) but is not written: no ARM machine to test it on.
 #pragma once
 
@@ -28,6 +32,9 @@
 #if defined(__AVX2__) && defined(__FMA__)
 #define KEYBLEND_LANES_AVX2 1
 #include <immintrin.h>
+#if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
+#define KEYBLEND_LANES_AVX512 1
+#endif
 #elif defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
 #define KEYBLEND_LANES_SSE2 1
 #include <emmintrin.h>
@@ -206,12 +213,58 @@ inline f8 flip_sign(f8 a, f8 s) {
 }
 #endif
 
+// ---------------------------------------------------------------------------------------------
+// f16: AVX-512 (F, VL, BW, DQ). Comparisons give mask registers, not vectors.
+// ---------------------------------------------------------------------------------------------
+#if defined(KEYBLEND_LANES_AVX512)
+struct m16 {
+    __mmask16 v;
+};
+struct f16 {
+    static constexpr std::size_t width = 16;
+    using mask = m16;
+    __m512 v;
+    static f16 load(const float* p) { return {_mm512_loadu_ps(p)}; }
+    static f16 set1(float x) { return {_mm512_set1_ps(x)}; }
+    static m16 from_bits(unsigned b) { return {static_cast<__mmask16>(b)}; }
+    void store(float* p) const { _mm512_storeu_ps(p, v); }
+};
+inline f16 operator+(f16 a, f16 b) { return {_mm512_add_ps(a.v, b.v)}; }
+inline f16 operator-(f16 a, f16 b) { return {_mm512_sub_ps(a.v, b.v)}; }
+inline f16 operator*(f16 a, f16 b) { return {_mm512_mul_ps(a.v, b.v)}; }
+inline f16 operator/(f16 a, f16 b) { return {_mm512_div_ps(a.v, b.v)}; }
+inline f16 operator-(f16 a) { return {_mm512_xor_ps(a.v, _mm512_set1_ps(-0.0f))}; }
+inline f16 fmadd(f16 a, f16 b, f16 c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
+inline f16 min(f16 a, f16 b) { return {_mm512_min_ps(a.v, b.v)}; }
+inline f16 max(f16 a, f16 b) { return {_mm512_max_ps(a.v, b.v)}; }
+inline f16 sqrt(f16 a) { return {_mm512_sqrt_ps(a.v)}; }
+inline m16 operator<(f16 a, f16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ)}; }
+inline m16 operator<=(f16 a, f16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_LE_OQ)}; }
+inline m16 operator>(f16 a, f16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ)}; }
+inline m16 operator>=(f16 a, f16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GE_OQ)}; }
+inline m16 operator==(f16 a, f16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_EQ_OQ)}; }
+inline m16 operator!=(f16 a, f16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_NEQ_UQ)}; }
+inline m16 operator&(m16 a, m16 b) { return {static_cast<__mmask16>(a.v & b.v)}; }
+inline m16 operator|(m16 a, m16 b) { return {static_cast<__mmask16>(a.v | b.v)}; }
+inline m16 operator!(m16 a) { return {static_cast<__mmask16>(~a.v)}; }
+inline f16 select(m16 m, f16 a, f16 b) { return {_mm512_mask_blend_ps(m.v, b.v, a.v)}; }
+inline unsigned bits(m16 m) { return m.v; }
+inline f16 flip_sign(f16 a, f16 s) {
+    return {_mm512_xor_ps(a.v, _mm512_and_ps(s.v, _mm512_set1_ps(-0.0f)))};
+}
+#endif
+
 #if defined(KEYBLEND_LANES_AVX2)
 using native = f8;
 #elif defined(KEYBLEND_LANES_SSE2)
 using native = f4;
 #else
 using native = f1;
+#endif
+#if defined(KEYBLEND_LANES_AVX512)
+using widest = f16;
+#else
+using widest = native;
 #endif
 
 /// Loads `Dim` (3 or 4) consecutive floats from each of V::width addresses and transposes them:

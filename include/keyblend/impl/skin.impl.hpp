@@ -386,15 +386,18 @@ status check_influences(const lbs_args& a, std::size_t begin, std::size_t end,
     return {};
 }
 
-/// Palettes up to this size that are not 32-byte aligned are copied to an aligned stack buffer.
+/// Palettes up to this size that are not aligned to the lane type's loads are copied to an
+/// aligned stack buffer.
 inline constexpr std::size_t palette_copy_limit = 128;
 
-/// `a` with its palette 32-byte aligned: a std::vector<glm::mat4> is only 16-byte aligned, and then
-/// one in two of the blend's 32-byte palette loads straddles a cache line (~10% slower). Copying
-/// 128 matrices costs about as much as skinning 50 vertices.
-inline lbs_args aligned_palette(const lbs_args& a, std::size_t palette_size,
-                                float (&copy)[palette_copy_limit * 16]) {
-    if (reinterpret_cast<std::uintptr_t>(a.palette) % 32 == 0 || palette_size > palette_copy_limit) return a;
+/// `a` with its palette aligned to V's register (32 bytes for AVX2, 64 for AVX-512): a
+/// std::vector<glm::mat4> is only 16-byte aligned, and then one in two of AVX2's 32-byte palette
+/// loads straddles a cache line (~10% slower), and every AVX-512 64-byte one. Copying 128 matrices
+/// costs about as much as skinning 50 vertices.
+template <class V>
+lbs_args aligned_palette(const lbs_args& a, std::size_t palette_size, float (&copy)[palette_copy_limit * 16]) {
+    constexpr std::size_t alignment = V::width * sizeof(float);
+    if (reinterpret_cast<std::uintptr_t>(a.palette) % alignment == 0 || palette_size > palette_copy_limit) return a;
     std::memcpy(copy, a.palette, palette_size * sizeof(glm::mat4));
     lbs_args b = a;
     b.palette = copy;
@@ -410,7 +413,7 @@ status run_linear(const skinning_job<Index>& j) {
     const lbs_args a = make_args(j, &j.palette[0][0][0], j.palette_size,
                                  j.normals == normal_transform::inverse_transpose, c);
     alignas(64) float copy[palette_copy_limit * 16];
-    run_lbs<V, Index>(aligned_palette(a, j.palette_size, copy), c.begin, c.end, c.n);
+    run_lbs<V, Index>(aligned_palette<V>(a, j.palette_size, copy), c.begin, c.end, c.n);
     finish_streaming(a);
     return {};
 }
@@ -491,12 +494,20 @@ struct job_traits<skinning_job<Index>> {
     static status check(const skinning_job<Index>& j, checked& c) {
         return check_streams(j, j.palette, j.palette_size, sizeof(glm::mat4), c);
     }
+    /// Where run()'s first SIMD group starts in the checked job (see group_start).
+    static std::size_t first_group(const skinning_job<Index>& j, const checked& c) {
+        lbs_args a = make_args(j, &j.palette[0][0][0], j.palette_size, false, c);
+        return group_start<lanes::widest>(a, c.begin);
+    }
 };
 
 template <class Index>
 struct job_traits<dual_quaternion_skinning_job<Index>> {
     static status check(const dual_quaternion_skinning_job<Index>& j, checked& c) {
         return check_streams(j, j.palette, j.palette_size, sizeof(dq_bone), c);
+    }
+    static std::size_t first_group(const dual_quaternion_skinning_job<Index>&, const checked& c) {
+        return c.begin; // one vertex at a time
     }
 };
 
@@ -523,7 +534,7 @@ status skinning_job<JointIndex>::validate() const {
 
 template <class JointIndex>
 status skinning_job<JointIndex>::run() const {
-    return impl::skin::run_linear<impl::lanes::native>(*this);
+    return impl::skin::run_linear<impl::lanes::widest>(*this);
 }
 
 template <class JointIndex>
@@ -583,17 +594,21 @@ status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor
     impl::skin::checked c;
     if (status st = impl::skin::job_traits<Job>::check(job, c); !st) return st;
     if (task_count == 0) task_count = 1;
-    // Chunks of whole 64-vertex blocks: SIMD groups stay whole, and neighbouring chunks' packed
-    // outputs meet on cache-line boundaries (64 * 12 bytes) when the arrays are 64-byte aligned.
+    // Chunks of whole 64-vertex blocks from where the whole job's first SIMD group would start
+    // (the first chunk also takes the few vertices before it): each chunk then starts a group
+    // where the whole job would, so every vertex takes the same path, and gives the same bits,
+    // whatever the number of tasks; and neighbouring chunks' packed outputs meet on cache-line
+    // boundaries (64 * 12 bytes) when they are aligned where the groups start.
     const std::size_t total = c.end - c.begin;
     std::size_t chunk = (total + task_count - 1) / task_count;
     chunk = (chunk + 63) / 64 * 64;
     Job base = job;
     base.stores = c.streaming ? store_policy::streaming : store_policy::cached;
-    const auto task = [&base, &c, chunk](std::size_t i) {
+    const std::size_t first = std::min(c.end, impl::skin::job_traits<Job>::first_group(base, c));
+    const auto task = [&base, &c, chunk, first](std::size_t i) {
         Job part = base;
-        const std::size_t b = std::min(c.end, c.begin + i * chunk);
-        part.range = vertex_range{b, std::min(c.end, b + chunk)};
+        const std::size_t b = i == 0 ? c.begin : std::min(c.end, first + i * chunk);
+        part.range = vertex_range{b, std::min(c.end, first + (i + 1) * chunk)};
         const status st = part.run(); // cannot fail: the whole job passed the same checks
         KEYBLEND_ASSERT(st.has_value(), "skin_parallel: a chunk failed after the job passed");
         (void)st;

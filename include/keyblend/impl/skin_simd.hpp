@@ -98,8 +98,8 @@ struct out_stream {
     std::size_t stride = 0;
     std::size_t cs = 0;
     layout kind = layout::general;
-    /// Non-temporal stores wanted (packed layout). The AVX2 kernel honours it when the SIMD groups
-    /// can start 32-byte aligned (see run_lbs); the other lane types ignore it.
+    /// Non-temporal stores wanted (packed layout). The AVX2 and AVX-512 kernels honour it when the
+    /// SIMD groups can start aligned to a register (see run_lbs); the other lane types ignore it.
     bool streaming = false;
     float* at(std::size_t v, std::size_t c = 0) const {
         return reinterpret_cast<float*>(data + v * stride + c * cs);
@@ -187,29 +187,44 @@ inline std::size_t tail_guard(std::size_t read, std::size_t used, std::size_t st
     return stride == 0 ? static_cast<std::size_t>(-1) / 2 : (read - used + stride - 1) / stride;
 }
 
+/// C lane vectors, returned by value (so that no caller's lanes have their address taken: they
+/// would then live in memory on every path, not only the rare one).
+template <class V, std::size_t C>
+struct lane_array {
+    V c[C];
+};
+
 /// Planar streams (each component an array): one plain load or store per component, in any
 /// lane type.
 template <class V, std::size_t C>
-KEYBLEND_SKIN_INLINE void load_planar(const in_stream& s, std::size_t v, V* (&c)[C]) {
-    for (std::size_t i = 0; i < C; ++i) *c[i] = V::load(s.at(v, i));
+KEYBLEND_SKIN_INLINE lane_array<V, C> load_planar(const in_stream& s, std::size_t v) {
+    lane_array<V, C> r;
+    for (std::size_t i = 0; i < C; ++i) r.c[i] = V::load(s.at(v, i));
+    return r;
 }
-template <class V, std::size_t C>
-KEYBLEND_SKIN_INLINE void store_planar(const out_stream& s, std::size_t v, const V (&c)[C]) {
-    for (std::size_t i = 0; i < C; ++i) c[i].store(s.at(v, i));
+template <class V, class... Lanes>
+KEYBLEND_SKIN_INLINE void store_planar(const out_stream& s, std::size_t v, Lanes... c) {
+    std::size_t i = 0;
+    (c.store(s.at(v, i++)), ...);
 }
 
 /// Element-by-element moves for layouts without a fast path (out of line: rare, and kept out of
 /// the kernel's loop body).
 template <class V, std::size_t C>
-KEYBLEND_SKIN_COLD void load_general(const in_stream& s, std::size_t v, V* (&c)[C]) {
-    alignas(32) float t[C][V::width];
+KEYBLEND_SKIN_COLD lane_array<V, C> load_general(const in_stream& s, std::size_t v) {
+    alignas(64) float t[C][V::width];
     for (std::size_t i = 0; i < V::width; ++i)
         for (std::size_t k = 0; k < C; ++k) t[k][i] = *s.at(v + i, k);
-    for (std::size_t k = 0; k < C; ++k) *c[k] = V::load(t[k]);
+    lane_array<V, C> r;
+    for (std::size_t k = 0; k < C; ++k) r.c[k] = V::load(t[k]);
+    return r;
 }
-template <class V, std::size_t C>
-KEYBLEND_SKIN_COLD void store_general(const out_stream& s, std::size_t v, const V (&c)[C]) {
-    alignas(32) float t[C][V::width];
+/// (The lanes by value: in registers, where the caller has them.)
+template <class V, class... Lanes>
+KEYBLEND_SKIN_COLD void store_general(const out_stream& s, std::size_t v, V first, Lanes... rest) {
+    constexpr std::size_t C = 1 + sizeof...(Lanes);
+    const V c[C] = {first, rest...};
+    alignas(64) float t[C][V::width];
     for (std::size_t k = 0; k < C; ++k) c[k].store(t[k]);
     for (std::size_t i = 0; i < V::width; ++i)
         for (std::size_t k = 0; k < C; ++k) *s.at(v + i, k) = t[k][i];
@@ -350,10 +365,16 @@ KEYBLEND_SKIN_INLINE void fast_joints(const lbs_args& a, const unsigned char* p,
     std::uint64_t q[(K + per_word - 1) / per_word];
     std::memcpy(q, p, sizeof q);
     constexpr unsigned bits = 8 * sizeof(Index);
-    constexpr std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
+    constexpr std::uint64_t mask = ((std::uint64_t(1) << bits) - 1) << 4;
+    const std::uint64_t last = 16 * std::uint64_t(a.last_bone);
     unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-        const std::size_t j = static_cast<std::size_t>((q[i / per_word] >> (bits * unsigned(i % per_word))) & mask);
-        offset[i] = static_cast<std::uint32_t>(16 * (Clamp && j > a.last_bone ? a.last_bone : j));
+        // 16 * joint i = the word rotated right by its bit position - 4, masked: a rotate that
+        // compilers make one non-destructive instruction (BMI2 rorx), where a shift, a mask and
+        // a shift by 4 cost a copy of the word and three instructions.
+        constexpr unsigned r = (bits * unsigned(i % per_word) + 60) % 64;
+        const std::uint64_t word = q[i / per_word];
+        const std::uint64_t o = ((word >> r) | (word << ((64 - r) % 64))) & mask;
+        offset[i] = static_cast<std::uint32_t>(Clamp && o > last ? last : o);
     });
 }
 
@@ -369,6 +390,24 @@ KEYBLEND_SKIN_INLINE bool group_in_range(const lbs_args& a, std::size_t v) {
     const std::size_t bytes = Packed ? W * K * sizeof(Index) : W * a.joint_stride;
     const std::size_t last_value = sizeof(Index) == 2 ? (a.last_bone < 65535 ? a.last_bone : 65535)
                                                       : (a.last_bone < 255 ? a.last_bone : 255);
+#if defined(KEYBLEND_LANES_AVX512)
+    if constexpr (Packed && W * K * sizeof(Index) >= 64) {
+        // 64 bytes per compare into a mask register; the region's remainder (16 or 32 bytes) is
+        // checked by a compare of the 64 bytes that end with it.
+        constexpr std::size_t n = W * K * sizeof(Index);
+        const __m512i last = sizeof(Index) == 2 ? _mm512_set1_epi16(static_cast<short>(last_value))
+                                                : _mm512_set1_epi8(static_cast<char>(last_value));
+        const auto over = [&last, p](std::size_t at) KEYBLEND_SKIN_LAMBDA {
+            const __m512i x = _mm512_loadu_si512(static_cast<const void*>(p + at));
+            return sizeof(Index) == 2 ? std::uint64_t(_mm512_cmpgt_epu16_mask(x, last))
+                                      : std::uint64_t(_mm512_cmpgt_epu8_mask(x, last));
+        };
+        std::uint64_t any = 0;
+        unroll<int(n / 64)>([&](auto c) KEYBLEND_SKIN_LAMBDA { any |= over(64 * c); });
+        if constexpr (n % 64 != 0) any |= over(n - 64);
+        return any == 0;
+    }
+#endif
     const __m128i last = sizeof(Index) == 2 ? _mm_set1_epi16(static_cast<short>(last_value))
                                             : _mm_set1_epi8(static_cast<char>(last_value));
     const auto over = [&last](__m128i x) KEYBLEND_SKIN_LAMBDA {
@@ -409,13 +448,159 @@ KEYBLEND_SKIN_INLINE const float* matrix_at(const lbs_args& a, std::uint32_t off
 // ---------------------------------------------------------------------------------------------
 #if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
 
-/// rows r0..r3 (x y z w each) -> x, y, z of the four (SSE2 transpose without the w row).
-KEYBLEND_SKIN_INLINE void transpose3(__m128 r0, __m128 r1, __m128 r2, __m128 r3, __m128& x, __m128& y, __m128& z) {
-    const __m128 t0 = _mm_unpacklo_ps(r0, r1), t1 = _mm_unpacklo_ps(r2, r3);
-    const __m128 t2 = _mm_unpackhi_ps(r0, r1), t3 = _mm_unpackhi_ps(r2, r3);
-    x = _mm_movelh_ps(t0, t1);
-    y = _mm_movehl_ps(t1, t0);
-    z = _mm_movelh_ps(t2, t3);
+// In-lane shuffles under one name for __m128 (SSE2), __m256 (AVX2) and __m512 (AVX-512), so that
+// the transposes below, which work within 128-bit lanes, are written once for all three.
+KEYBLEND_SKIN_INLINE __m128 unpacklo(__m128 a, __m128 b) { return _mm_unpacklo_ps(a, b); }
+KEYBLEND_SKIN_INLINE __m128 unpackhi(__m128 a, __m128 b) { return _mm_unpackhi_ps(a, b); }
+template <int Imm>
+KEYBLEND_SKIN_INLINE __m128 shuffle(__m128 a, __m128 b) { return _mm_shuffle_ps(a, b, Imm); }
+#if defined(KEYBLEND_LANES_AVX2)
+KEYBLEND_SKIN_INLINE __m256 unpacklo(__m256 a, __m256 b) { return _mm256_unpacklo_ps(a, b); }
+KEYBLEND_SKIN_INLINE __m256 unpackhi(__m256 a, __m256 b) { return _mm256_unpackhi_ps(a, b); }
+template <int Imm>
+KEYBLEND_SKIN_INLINE __m256 shuffle(__m256 a, __m256 b) { return _mm256_shuffle_ps(a, b, Imm); }
+#endif
+#if defined(KEYBLEND_LANES_AVX512)
+// (The zero-masked forms with every lane set compile to the plain instructions; GCC 12's plain
+// forms pass _mm512_undefined_ps() and trip -Wmaybe-uninitialized once inlined, GCC bug 105593.)
+KEYBLEND_SKIN_INLINE __m512 unpacklo(__m512 a, __m512 b) { return _mm512_maskz_unpacklo_ps(0xFFFF, a, b); }
+KEYBLEND_SKIN_INLINE __m512 unpackhi(__m512 a, __m512 b) { return _mm512_maskz_unpackhi_ps(0xFFFF, a, b); }
+template <int Imm>
+KEYBLEND_SKIN_INLINE __m512 shuffle(__m512 a, __m512 b) { return _mm512_maskz_shuffle_ps(0xFFFF, a, b, Imm); }
+template <int Imm>
+KEYBLEND_SKIN_INLINE __m512 shuffle_lanes(__m512 a, __m512 b) { return _mm512_maskz_shuffle_f32x4(0xFFFF, a, b, Imm); }
+/// 128-bit lane J of r.
+template <int J>
+KEYBLEND_SKIN_INLINE __m128 lane(__m512 r) { return _mm512_maskz_extractf32x4_ps(0xFF, r, J); }
+#endif
+
+/// In each 128-bit lane: rows of 4 floats r[0..3] -> x, y, z of the four rows (the w row dropped).
+template <class R>
+KEYBLEND_SKIN_INLINE void transpose3(const R (&r)[4], R& x, R& y, R& z) {
+    const R t0 = unpacklo(r[0], r[1]), t1 = unpacklo(r[2], r[3]);
+    const R t2 = unpackhi(r[0], r[1]), t3 = unpackhi(r[2], r[3]);
+    x = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(t0, t1);
+    y = shuffle<_MM_SHUFFLE(3, 2, 3, 2)>(t0, t1);
+    z = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(t2, t3);
+}
+
+/// In each 128-bit lane: rows r[0..3] <-> x, y, z, w of the four rows (its own inverse).
+template <class R>
+KEYBLEND_SKIN_INLINE void transpose4(R (&r)[4]) {
+    const R t0 = unpacklo(r[0], r[1]), t1 = unpacklo(r[2], r[3]);
+    const R t2 = unpackhi(r[0], r[1]), t3 = unpackhi(r[2], r[3]);
+    r[0] = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(t0, t1);
+    r[1] = shuffle<_MM_SHUFFLE(3, 2, 3, 2)>(t0, t1);
+    r[2] = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(t2, t3);
+    r[3] = shuffle<_MM_SHUFFLE(3, 2, 3, 2)>(t2, t3);
+}
+
+/// In each 128-bit lane: x, y, z of four rows -> the rows, each x y z z (stores write 12 bytes).
+template <class R>
+KEYBLEND_SKIN_INLINE void rows_of(R x, R y, R z, R (&r)[4]) {
+    const R xy01 = unpacklo(x, y), xy23 = unpackhi(x, y);
+    const R zz01 = unpacklo(z, z), zz23 = unpackhi(z, z);
+    r[0] = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(xy01, zz01);
+    r[1] = shuffle<_MM_SHUFFLE(3, 2, 3, 2)>(xy01, zz01);
+    r[2] = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(xy23, zz23);
+    r[3] = shuffle<_MM_SHUFFLE(3, 2, 3, 2)>(xy23, zz23);
+}
+
+/// Calls f(i, off, wp) for each of the N vertices of a group from v, with i an
+/// std::integral_constant (0 .. N-1), off vertex v + i's K palette offsets (clamped in the general
+/// mode) and wp its weights; for K = 0 (the dynamic path) off and wp are null. The walk over the
+/// joints and weights that every lane type blending whole matrices per vertex shares.
+template <int N, int K, class Index, group_mode Mode, class F>
+KEYBLEND_SKIN_INLINE void for_each_vertex(const lbs_args& a, std::size_t v, F&& f) {
+    // In the packed modes the strides are constants: the vertices' addresses fold into the loads,
+    // leaving integer registers for the palette offsets.
+    constexpr int implied = implied_of(Mode);
+    constexpr std::size_t js = K * sizeof(Index), ws = (K > 0 ? K - (implied == 1) : 0) * sizeof(float);
+    constexpr bool general = runtime_strides(Mode);
+    const unsigned char* jp = a.joints + v * (general ? a.joint_stride : js);
+    const unsigned char* wp = a.weights + v * (general ? a.weight_stride : ws);
+    unroll<N>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+        if constexpr (K == 0) {
+            f(i, nullptr, nullptr);
+        } else if constexpr (general) {
+            std::uint32_t off[K];
+            fast_joints<K, Index, Mode == group_mode::general>(a, jp, off);
+            f(i, off, wp);
+            jp += a.joint_stride;
+            wp += a.weight_stride;
+        } else {
+            std::uint32_t off[K];
+            fast_joints<K, Index, false>(a, jp + i * js, off);
+            f(i, off, wp + i * ws);
+        }
+    });
+}
+
+/// 16 bytes at p in every 128-bit lane of a V (a plain load for f4).
+template <class V>
+V broadcast_lanes(const unsigned char* p);
+template <>
+KEYBLEND_SKIN_INLINE lanes::f4 broadcast_lanes<lanes::f4>(const unsigned char* p) {
+    return {_mm_loadu_ps(reinterpret_cast<const float*>(p))};
+}
+#if defined(KEYBLEND_LANES_AVX2)
+template <>
+KEYBLEND_SKIN_INLINE lanes::f8 broadcast_lanes<lanes::f8>(const unsigned char* p) {
+    return {_mm256_broadcast_ps(reinterpret_cast<const __m128*>(p))};
+}
+#endif
+#if defined(KEYBLEND_LANES_AVX512)
+template <>
+KEYBLEND_SKIN_INLINE lanes::f16 broadcast_lanes<lanes::f16>(const unsigned char* p) {
+    return {_mm512_maskz_broadcast_f32x4(0xFFFF, _mm_loadu_ps(reinterpret_cast<const float*>(p)))};
+}
+#endif
+
+/// One vertex's matrix blended in registers, for the lane types that hold a whole 4x4 matrix in
+/// 16 / V::width registers: c[q] = floats q * V::width .. of the blend (column-major). The dynamic
+/// path (K = 0) reads vertex v's influences one at a time; the fast path takes its K palette
+/// offsets and its weights at wp. Implied: 1 when the last weight is implied, 0 when not, -1 to
+/// ask the job.
+template <class V, int K, class Index, int Implied>
+KEYBLEND_SKIN_INLINE void blend_matrix(const lbs_args& a, std::size_t v, const std::uint32_t* off,
+                                       const unsigned char* wp, V (&c)[16 / V::width]) {
+    constexpr int parts = int(16 / V::width);
+    if constexpr (K == 0) {
+        std::size_t joint[8];
+        float weight[8];
+        const std::size_t n = read_influences<Index>(a, v, joint, weight);
+        unroll<parts>([&](auto q) KEYBLEND_SKIN_LAMBDA { c[q] = V::set1(0.0f); });
+        for (std::size_t i = 0; i < n; ++i) {
+            const float* p = a.palette + 16 * joint[i];
+            const V w = V::set1(weight[i]);
+            unroll<parts>([&](auto q) KEYBLEND_SKIN_LAMBDA { c[q] = fmadd(w, V::load(p + q * V::width), c[q]); });
+        }
+    } else {
+        (void)v;
+        // The weights: one 128-bit load (two for K > 4) in every lane, each broadcast by an
+        // in-lane shuffle. FP loads are the scarce resource of the blend (two per cycle on Zen 3
+        // to Zen 5, for a broadcast as for a 512-bit load); shuffles of this kind are not.
+        V w[K];
+        const V lo = broadcast_lanes<V>(wp);
+        V hi = lo;
+        if constexpr (K > 4) hi = broadcast_lanes<V>(wp + 16);
+        unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+            const V src = i < 4 ? lo : hi;
+            w[i] = V{shuffle<(i % 4) * 0x55>(src.v, src.v)};
+        });
+        if (Implied < 0 ? a.implied : Implied == 1) {
+            // 1 - sum of the others, summed in slot order (as read_influences does).
+            V sum = V::set1(0.0f);
+            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = sum + w[i]; });
+            w[K - 1] = V::set1(1.0f) - sum;
+        }
+        // One base pointer per part, so that each load folds base + offset * 4 into its address.
+        unroll<parts>([&](auto q) KEYBLEND_SKIN_LAMBDA {
+            const float* base = a.palette + q * V::width;
+            c[q] = w[0] * V::load(base + off[0]);
+            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { c[q] = fmadd(w[i + 1], V::load(base + off[i + 1]), c[q]); });
+        });
+    }
 }
 
 template <>
@@ -425,89 +610,19 @@ struct lane_ops<lanes::f4> {
     template <class Index>
     static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
 
-    /// Columns c[0..3] of vertex v's blended matrix; on the fast path jp / wp point at its joints
-    /// and weights.
-    /// Implied: 1 when the last weight is implied, 0 when not, -1 to ask the job.
-    template <int K, class Index, bool Clamp, int Implied>
-    KEYBLEND_SKIN_INLINE static void blend_vertex(const lbs_args& a, std::size_t v, const unsigned char* jp,
-                                                  const unsigned char* wp, __m128 (&c)[4]) {
-        if constexpr (K == 0) {
-            std::size_t joint[8];
-            float weight[8];
-            const std::size_t n = read_influences<Index>(a, v, joint, weight);
-            for (int q = 0; q < 4; ++q) c[q] = _mm_setzero_ps();
-            for (std::size_t i = 0; i < n; ++i) {
-                const float* p = a.palette + 16 * joint[i];
-                const __m128 w = _mm_set1_ps(weight[i]);
-                for (int q = 0; q < 4; ++q)
-                    c[q] = lanes::fmadd(lanes::f4{w}, lanes::f4{_mm_loadu_ps(p + 4 * q)}, lanes::f4{c[q]}).v;
-            }
-        } else {
-            (void)v;
-            std::uint32_t off[K];
-            fast_joints<K, Index, Clamp>(a, jp, off);
-            __m128 w[K];
-            load_weights<K, Implied>(a, wp, w);
-            const float* p0 = matrix_at(a, off[0]);
-            unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA { c[q] = _mm_mul_ps(w[0], _mm_loadu_ps(p0 + 4 * q)); });
-            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                const float* p = matrix_at(a, off[i + 1]);
-                unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA {
-                    c[q] = lanes::fmadd(lanes::f4{w[i + 1]}, lanes::f4{_mm_loadu_ps(p + 4 * q)}, lanes::f4{c[q]}).v;
-                });
-            });
-        }
-    }
-
-    /// The K weights at wp (one vertex's), each broadcast to a register (the implied one computed).
-    template <int K, int Implied>
-    KEYBLEND_SKIN_INLINE static void load_weights(const lbs_args& a, const unsigned char* wp, __m128 (&w)[K]) {
-        const __m128 lo = _mm_loadu_ps(reinterpret_cast<const float*>(wp));
-        __m128 hi = lo;
-        if constexpr (K > 4) hi = _mm_loadu_ps(reinterpret_cast<const float*>(wp) + 4);
-        unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            const __m128 src = i < 4 ? lo : hi;
-            w[i] = _mm_shuffle_ps(src, src, (i % 4) * 0x55);
-        });
-        if (Implied < 0 ? a.implied : Implied == 1) {
-            // 1 - sum of the others, summed in slot order (as read_influences does).
-            __m128 sum = _mm_setzero_ps();
-            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = _mm_add_ps(sum, w[i]); });
-            w[K - 1] = _mm_sub_ps(_mm_set1_ps(1.0f), sum);
-        }
-    }
-
-    template <int K, class Index, group_mode Mode>
-    KEYBLEND_SKIN_INLINE static void blend_group(const lbs_args& a, std::size_t v, __m128 (&c)[4][4]) {
-        if constexpr (runtime_strides(Mode)) {
-            const unsigned char* jp = a.joints + v * a.joint_stride;
-            const unsigned char* wp = a.weights + v * a.weight_stride;
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                blend_vertex<K, Index, Mode == group_mode::general, implied_of(Mode)>(a, v + std::size_t(i), jp,
-                                                                                       wp, c[i]);
-                jp += a.joint_stride;
-                wp += a.weight_stride;
-            });
-        } else {
-            constexpr int implied = implied_of(Mode);
-            constexpr std::size_t js = K * sizeof(Index), ws = (K - implied) * sizeof(float);
-            const unsigned char* jp = a.joints + v * js;
-            const unsigned char* wp = a.weights + v * ws;
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                blend_vertex<K, Index, false, implied>(a, v + std::size_t(i), jp + i * js, wp + i * ws, c[i]);
-            });
-        }
-    }
-
     /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
     template <int K, class Index, group_mode Mode>
     KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
         if constexpr (Mode != group_mode::general)
             if (!group_in_range<4, K, Index, packed(Mode)>(a, v)) return false;
-        __m128 c[4][4];
-        blend_group<K, Index, Mode>(a, v, c);
+        V c[4][4]; // c[i][q]: column q of vertex v + i
+        for_each_vertex<4, K, Index, Mode>(
+            a, v, [&](auto i, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
+                blend_matrix<V, K, Index, implied_of(Mode)>(a, v + std::size_t(i), off, wp, c[i]);
+            });
         unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA {
-            transpose3(c[0][q], c[1][q], c[2][q], c[3][q], m[3 * q].v, m[3 * q + 1].v, m[3 * q + 2].v);
+            const __m128 r[4] = {c[0][q].v, c[1][q].v, c[2][q].v, c[3][q].v};
+            transpose3(r, m[3 * q].v, m[3 * q + 1].v, m[3 * q + 2].v);
         });
         return true;
     }
@@ -527,22 +642,24 @@ struct lane_ops<lanes::f4> {
             z.v = _mm_shuffle_ps(z01, l2, _MM_SHUFFLE(3, 0, 2, 0));
             return;
         }
-        case layout::interleaved:
-            transpose3(_mm_loadu_ps(s.at(v)), _mm_loadu_ps(s.at(v + 1)), _mm_loadu_ps(s.at(v + 2)),
-                       _mm_loadu_ps(s.at(v + 3)), x.v, y.v, z.v);
+        case layout::interleaved: {
+            const __m128 r[4] = {_mm_loadu_ps(s.at(v)), _mm_loadu_ps(s.at(v + 1)), _mm_loadu_ps(s.at(v + 2)),
+                                 _mm_loadu_ps(s.at(v + 3))};
+            transpose3(r, x.v, y.v, z.v);
             return;
+        }
         default: return; // planar and general streams: load_xyz
         }
     }
 
     KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
-        __m128 r0 = _mm_loadu_ps(s.at(v)), r1 = _mm_loadu_ps(s.at(v + 1));
-        __m128 r2 = _mm_loadu_ps(s.at(v + 2)), r3 = _mm_loadu_ps(s.at(v + 3));
-        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-        x.v = r0;
-        y.v = r1;
-        z.v = r2;
-        w.v = r3;
+        __m128 r[4] = {_mm_loadu_ps(s.at(v)), _mm_loadu_ps(s.at(v + 1)), _mm_loadu_ps(s.at(v + 2)),
+                       _mm_loadu_ps(s.at(v + 3))};
+        transpose4(r);
+        x.v = r[0];
+        y.v = r[1];
+        z.v = r[2];
+        w.v = r[3];
     }
 
     /// (No non-temporal stores here: 16-byte ones were measured slower than ordinary stores.)
@@ -565,10 +682,8 @@ struct lane_ops<lanes::f4> {
         }
         case layout::interleaved: {
             // Exactly 12 bytes per vertex: what follows xyz in the caller's buffer is not ours.
-            const __m128 xy01 = _mm_unpacklo_ps(x.v, y.v), xy23 = _mm_unpackhi_ps(x.v, y.v);
-            const __m128 zz01 = _mm_unpacklo_ps(z.v, z.v), zz23 = _mm_unpackhi_ps(z.v, z.v);
-            const __m128 r[4] = {_mm_movelh_ps(xy01, zz01), _mm_movehl_ps(zz01, xy01),
-                                 _mm_movelh_ps(xy23, zz23), _mm_movehl_ps(zz23, xy23)};
+            __m128 r[4];
+            rows_of(x.v, y.v, z.v, r);
             for (int i = 0; i < 4; ++i) {
                 float* p = s.at(v + std::size_t(i));
                 _mm_storel_pi(reinterpret_cast<__m64*>(p), r[i]);
@@ -581,12 +696,9 @@ struct lane_ops<lanes::f4> {
     }
 
     KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
-        __m128 r0 = x.v, r1 = y.v, r2 = z.v, r3 = w.v;
-        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-        _mm_storeu_ps(s.at(v), r0);
-        _mm_storeu_ps(s.at(v + 1), r1);
-        _mm_storeu_ps(s.at(v + 2), r2);
-        _mm_storeu_ps(s.at(v + 3), r3);
+        __m128 r[4] = {x.v, y.v, z.v, w.v};
+        transpose4(r);
+        for (int i = 0; i < 4; ++i) _mm_storeu_ps(s.at(v + std::size_t(i)), r[i]);
     }
 };
 #endif
@@ -596,25 +708,6 @@ struct lane_ops<lanes::f4> {
 // ---------------------------------------------------------------------------------------------
 #if defined(KEYBLEND_LANES_AVX2)
 
-/// Four blended matrices s[i] (columns p|q: two columns of one vertex) -> per column, x/y/z of
-/// the four vertices: u[0] = px|qx, u[1] = py|qy, u[2] = pz|qz (low lane column p, high lane q).
-KEYBLEND_SKIN_INLINE void transpose_half(const __m256 (&s)[4], __m256 (&u)[3]) {
-    const __m256 t0 = _mm256_unpacklo_ps(s[0], s[1]), t1 = _mm256_unpackhi_ps(s[0], s[1]);
-    const __m256 t2 = _mm256_unpacklo_ps(s[2], s[3]), t3 = _mm256_unpackhi_ps(s[2], s[3]);
-    u[0] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
-    u[1] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-    u[2] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
-}
-
-/// Rows of 4 floats, vertices i (low lane) and i + 4 (high lane) in r[i] -> x, y, z of the eight.
-KEYBLEND_SKIN_INLINE void transpose3(const __m256 (&r)[4], __m256& x, __m256& y, __m256& z) {
-    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpacklo_ps(r[2], r[3]);
-    const __m256 t2 = _mm256_unpackhi_ps(r[0], r[1]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    x = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(1, 0, 1, 0));
-    y = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(3, 2, 3, 2));
-    z = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(1, 0, 1, 0));
-}
-
 template <>
 struct lane_ops<lanes::f8> {
     using V = lanes::f8;
@@ -622,87 +715,25 @@ struct lane_ops<lanes::f8> {
     template <class Index>
     static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
 
-    /// Vertex v's blended matrix as columns 0|1 (ra) and 2|3 (rb), for the dynamic path.
-    template <class Index>
-    KEYBLEND_SKIN_INLINE static void blend_dynamic(const lbs_args& a, std::size_t v, __m256& ra, __m256& rb) {
-        std::size_t joint[8];
-        float weight[8];
-        const std::size_t n = read_influences<Index>(a, v, joint, weight);
-        ra = _mm256_setzero_ps();
-        rb = _mm256_setzero_ps();
-        for (std::size_t i = 0; i < n; ++i) {
-            const float* p = a.palette + 16 * joint[i];
-            const __m256 w = _mm256_set1_ps(weight[i]);
-            ra = _mm256_fmadd_ps(w, _mm256_loadu_ps(p), ra);
-            rb = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 8), rb);
-        }
-    }
-
-    /// The same on the fast path: off holds the vertex's K palette offsets, wp its weights.
-    /// Implied: 1 when the last weight is implied, 0 when not, -1 to ask the job.
-    template <int K, int Implied>
-    KEYBLEND_SKIN_INLINE static void blend_fast(const lbs_args& a, const std::uint32_t* off,
-                                                const unsigned char* wp, __m256& ra, __m256& rb) {
-        // One 128-bit load (two for K > 4), broadcast within lanes by shuffles: FP loads are the
-        // scarce resource of the blend, shuffles are not.
-        const __m256 lo = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(wp));
-        __m256 hi = lo;
-        if constexpr (K > 4) hi = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(wp + 16));
-        __m256 w[K];
-        unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            const __m256 src = i < 4 ? lo : hi;
-            w[i] = _mm256_shuffle_ps(src, src, (i % 4) * 0x55);
-        });
-        if (Implied < 0 ? a.implied : Implied == 1) {
-            __m256 sum = _mm256_setzero_ps();
-            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = _mm256_add_ps(sum, w[i]); });
-            w[K - 1] = _mm256_sub_ps(_mm256_set1_ps(1.0f), sum);
-        }
-        // Two base pointers, so that each load folds base + index * 4 into its address instead of
-        // the compiler computing the matrix's address once with an extra instruction.
-        const float* lo_half = a.palette;
-        const float* hi_half = a.palette + 8;
-        ra = _mm256_mul_ps(w[0], _mm256_loadu_ps(lo_half + off[0]));
-        rb = _mm256_mul_ps(w[0], _mm256_loadu_ps(hi_half + off[0]));
-        unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            ra = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(lo_half + off[i + 1]), ra);
-            rb = _mm256_fmadd_ps(w[i + 1], _mm256_loadu_ps(hi_half + off[i + 1]), rb);
-        });
-    }
-
     /// Blends vertices v .. v + 7, four at a time (so the live registers fit AVX2's sixteen), each
-    /// four partly transposed: ua / ub hold columns 0|1 / 2|3 of vertices 4h .. 4h + 3.
+    /// four partly transposed (transpose3 within lanes): ua / ub hold columns 0|1 / 2|3 of
+    /// vertices 4h .. 4h + 3, ua[h][r] = row r of column 0 (low lane) and column 1 (high lane).
     template <int K, class Index, group_mode Mode>
     KEYBLEND_SKIN_INLINE static void blend_group(const lbs_args& a, std::size_t v, __m256 (&ua)[2][3],
                                                  __m256 (&ub)[2][3]) {
-        // In the packed modes the strides are constants: the eight vertices' addresses fold into
-        // the loads, leaving integer registers for the palette offsets.
-        constexpr int implied = implied_of(Mode);
-        constexpr std::size_t js = K * sizeof(Index), ws = (K > 0 ? K - (implied == 1) : 0) * sizeof(float);
-        constexpr bool general = runtime_strides(Mode);
-        const unsigned char* jp = a.joints + v * (general ? a.joint_stride : js);
-        const unsigned char* wp = a.weights + v * (general ? a.weight_stride : ws);
-        unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
-            __m256 sa[4], sb[4];
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                if constexpr (K == 0) {
-                    blend_dynamic<Index>(a, v + std::size_t(4 * h + i), sa[i], sb[i]);
-                } else if constexpr (general) {
-                    std::uint32_t off[K];
-                    fast_joints<K, Index, Mode == group_mode::general>(a, jp, off);
-                    blend_fast<K, implied>(a, off, wp, sa[i], sb[i]);
-                    jp += a.joint_stride;
-                    wp += a.weight_stride;
-                } else {
-                    constexpr std::size_t n = 4 * h + i;
-                    std::uint32_t off[K];
-                    fast_joints<K, Index, false>(a, jp + n * js, off);
-                    blend_fast<K, implied>(a, off, wp + n * ws, sa[i], sb[i]);
+        __m256 sa[4], sb[4];
+        for_each_vertex<8, K, Index, Mode>(
+            a, v, [&](auto n, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
+                constexpr int i = decltype(n)::value % 4, h = decltype(n)::value / 4;
+                V c[2];
+                blend_matrix<V, K, Index, implied_of(Mode)>(a, v + std::size_t(n), off, wp, c);
+                sa[i] = c[0].v;
+                sb[i] = c[1].v;
+                if constexpr (i == 3) {
+                    transpose3(sa, ua[h][0], ua[h][1], ua[h][2]);
+                    transpose3(sb, ub[h][0], ub[h][1], ub[h][2]);
                 }
             });
-            transpose_half(sa, ua[h]);
-            transpose_half(sb, ub[h]);
-        });
     }
 
     /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
@@ -761,20 +792,10 @@ struct lane_ops<lanes::f8> {
         }
     }
 
-    /// Rows of 4 floats (vertex i low lane, i + 4 high lane) <-> x, y, z, w of eight vertices.
-    KEYBLEND_SKIN_INLINE static void transpose4(__m256& a, __m256& b, __m256& c, __m256& d) {
-        const __m256 t0 = _mm256_unpacklo_ps(a, b), t1 = _mm256_unpacklo_ps(c, d);
-        const __m256 t2 = _mm256_unpackhi_ps(a, b), t3 = _mm256_unpackhi_ps(c, d);
-        a = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(1, 0, 1, 0));
-        b = _mm256_shuffle_ps(t0, t1, _MM_SHUFFLE(3, 2, 3, 2));
-        c = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(1, 0, 1, 0));
-        d = _mm256_shuffle_ps(t2, t3, _MM_SHUFFLE(3, 2, 3, 2));
-    }
-
     KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
         __m256 r[4];
         load_rows(s, v, r);
-        transpose4(r[0], r[1], r[2], r[3]);
+        transpose4(r);
         x.v = r[0];
         y.v = r[1];
         z.v = r[2];
@@ -808,12 +829,8 @@ struct lane_ops<lanes::f8> {
         }
         case layout::interleaved: {
             // Exactly 12 bytes per vertex: what follows xyz in the caller's buffer is not ours.
-            const __m256 xy01 = _mm256_unpacklo_ps(x.v, y.v), xy23 = _mm256_unpackhi_ps(x.v, y.v);
-            const __m256 zz01 = _mm256_unpacklo_ps(z.v, z.v), zz23 = _mm256_unpackhi_ps(z.v, z.v);
-            const __m256 r[4] = {_mm256_shuffle_ps(xy01, zz01, _MM_SHUFFLE(1, 0, 1, 0)),
-                                 _mm256_shuffle_ps(xy01, zz01, _MM_SHUFFLE(3, 2, 3, 2)),
-                                 _mm256_shuffle_ps(xy23, zz23, _MM_SHUFFLE(1, 0, 1, 0)),
-                                 _mm256_shuffle_ps(xy23, zz23, _MM_SHUFFLE(3, 2, 3, 2))};
+            __m256 r[4];
+            rows_of(x.v, y.v, z.v, r);
             unsigned char* p = s.data + v * s.stride;
             unsigned char* q = p + 4 * s.stride;
             unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
@@ -832,9 +849,8 @@ struct lane_ops<lanes::f8> {
     }
 
     KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
-        __m256 r0 = x.v, r1 = y.v, r2 = z.v, r3 = w.v;
-        transpose4(r0, r1, r2, r3);
-        const __m256 r[4] = {r0, r1, r2, r3};
+        __m256 r[4] = {x.v, y.v, z.v, w.v};
+        transpose4(r);
         unsigned char* p = s.data + v * s.stride;
         unsigned char* q = p + 4 * s.stride;
         unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
@@ -848,34 +864,248 @@ struct lane_ops<lanes::f8> {
 #endif
 
 // ---------------------------------------------------------------------------------------------
+// f16: AVX-512. A vertex's 4x4 matrix is one 512-bit register (column c in 128-bit lane c): one
+// load and one FMA per influence, half of AVX2's.
+// ---------------------------------------------------------------------------------------------
+#if defined(KEYBLEND_LANES_AVX512)
+
+/// The four 128-bit lanes of four registers, transposed: b[i] lane j <- b[j] lane i.
+KEYBLEND_SKIN_INLINE void transpose_lanes(__m512 (&b)[4]) {
+    const __m512 p0 = shuffle_lanes<_MM_SHUFFLE(1, 0, 1, 0)>(b[0], b[1]);
+    const __m512 p1 = shuffle_lanes<_MM_SHUFFLE(3, 2, 3, 2)>(b[0], b[1]);
+    const __m512 p2 = shuffle_lanes<_MM_SHUFFLE(1, 0, 1, 0)>(b[2], b[3]);
+    const __m512 p3 = shuffle_lanes<_MM_SHUFFLE(3, 2, 3, 2)>(b[2], b[3]);
+    b[0] = shuffle_lanes<_MM_SHUFFLE(2, 0, 2, 0)>(p0, p2);
+    b[1] = shuffle_lanes<_MM_SHUFFLE(3, 1, 3, 1)>(p0, p2);
+    b[2] = shuffle_lanes<_MM_SHUFFLE(2, 0, 2, 0)>(p1, p3);
+    b[3] = shuffle_lanes<_MM_SHUFFLE(3, 1, 3, 1)>(p1, p3);
+}
+
+/// vpermt2ps indices between 16 packed xyz vertices (48 floats, three registers) and x, y, z:
+/// component c of vertex i is float e = 3i + c. Loading, component c takes its e < 32 from the
+/// first two registers (load_a), then keeps those and takes the rest from the third (load_b).
+/// Storing, register q (floats 16q .. 16q + 15) takes x and y first (store_a), then z (store_b).
+struct packed_xyz_indices {
+    alignas(64) std::int32_t load_a[3][16];
+    alignas(64) std::int32_t load_b[3][16];
+    alignas(64) std::int32_t store_a[3][16];
+    alignas(64) std::int32_t store_b[3][16];
+};
+constexpr packed_xyz_indices make_packed_xyz_indices() {
+    packed_xyz_indices t{};
+    for (int c = 0; c < 3; ++c)
+        for (int i = 0; i < 16; ++i) {
+            const int e = 3 * i + c;
+            t.load_a[c][i] = e < 32 ? e : 0;
+            t.load_b[c][i] = e < 32 ? i : e - 16;
+        }
+    for (int q = 0; q < 3; ++q)
+        for (int i = 0; i < 16; ++i) {
+            const int f = 16 * q + i, vertex = f / 3, c = f % 3;
+            t.store_a[q][i] = c == 1 ? 16 + vertex : vertex; // x from the first, y from the second
+            t.store_b[q][i] = c == 2 ? 16 + vertex : i;      // z from the second, x y kept
+        }
+    return t;
+}
+inline constexpr packed_xyz_indices packed_xyz = make_packed_xyz_indices();
+
+KEYBLEND_SKIN_INLINE __m512i index_vector(const std::int32_t (&i)[16]) {
+    return _mm512_load_si512(static_cast<const void*>(i));
+}
+
+template <>
+struct lane_ops<lanes::f16> {
+    using V = lanes::f16;
+
+    template <class Index>
+    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
+
+    /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
+    /// Vertices are blended and transposed within lanes four at a time (u[h][r] lane c: row r of
+    /// column c of vertices 4h .. 4h + 3), then the lanes are transposed.
+    template <int K, class Index, group_mode Mode>
+    KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
+        if constexpr (Mode != group_mode::general)
+            if (!group_in_range<16, K, Index, packed(Mode)>(a, v)) return false;
+        __m512 s[4], u[3][4];
+        for_each_vertex<16, K, Index, Mode>(
+            a, v, [&](auto n, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
+                constexpr int i = decltype(n)::value % 4, h = decltype(n)::value / 4;
+                V c[1];
+                blend_matrix<V, K, Index, implied_of(Mode)>(a, v + std::size_t(n), off, wp, c);
+                s[i] = c[0].v;
+                if constexpr (i == 3) transpose3(s, u[0][h], u[1][h], u[2][h]);
+            });
+        unroll<3>([&](auto r) KEYBLEND_SKIN_LAMBDA {
+            transpose_lanes(u[r]);
+            unroll<4>([&](auto c) KEYBLEND_SKIN_LAMBDA { m[3 * c + r].v = u[r][c]; });
+        });
+        return true;
+    }
+
+    /// 16 bytes of each of sixteen vertices: vertex 4j + i in lane j of r[i].
+    KEYBLEND_SKIN_INLINE static void load_rows(const in_stream& s, std::size_t v, __m512 (&r)[4]) {
+        const unsigned char* p = s.data + v * s.stride;
+        const std::size_t s4 = 4 * s.stride;
+        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+            __m512 x = _mm512_castps128_ps512(_mm_loadu_ps(reinterpret_cast<const float*>(p)));
+            x = _mm512_insertf32x4(x, _mm_loadu_ps(reinterpret_cast<const float*>(p + s4)), 1);
+            x = _mm512_insertf32x4(x, _mm_loadu_ps(reinterpret_cast<const float*>(p + 2 * s4)), 2);
+            r[i] = _mm512_insertf32x4(x, _mm_loadu_ps(reinterpret_cast<const float*>(p + 3 * s4)), 3);
+            p += s.stride;
+        });
+    }
+
+    KEYBLEND_SKIN_INLINE static void load3(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
+        switch (s.kind) {
+        case layout::packed: {
+            const float* p = s.at(v);
+            const __m512 l0 = _mm512_loadu_ps(p), l1 = _mm512_loadu_ps(p + 16), l2 = _mm512_loadu_ps(p + 32);
+            V* out[3] = {&x, &y, &z};
+            unroll<3>([&](auto c) KEYBLEND_SKIN_LAMBDA {
+                const __m512 t = _mm512_permutex2var_ps(l0, index_vector(packed_xyz.load_a[c]), l1);
+                out[c]->v = _mm512_permutex2var_ps(t, index_vector(packed_xyz.load_b[c]), l2);
+            });
+            return;
+        }
+        case layout::interleaved: {
+            __m512 r[4];
+            load_rows(s, v, r);
+            transpose3(r, x.v, y.v, z.v);
+            return;
+        }
+        default: return; // planar and general streams: load_xyz
+        }
+    }
+
+    KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
+        __m512 r[4];
+        if (s.kind == layout::packed) {
+            // Four vertices per register as they lie in memory, their lanes then transposed.
+            const float* p = s.at(v);
+            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA { r[i] = _mm512_loadu_ps(p + 16 * i); });
+            transpose_lanes(r);
+        } else {
+            load_rows(s, v, r);
+        }
+        transpose4(r);
+        x.v = r[0];
+        y.v = r[1];
+        z.v = r[2];
+        w.v = r[3];
+    }
+
+    /// Non-temporal stores 64 bytes at a time (a whole cache line), 64-byte aligned (run_lbs
+    /// arranges it).
+    KEYBLEND_SKIN_INLINE static void put(const out_stream& s, float* p, __m512 r) {
+        if (s.streaming)
+            _mm512_stream_ps(p, r);
+        else
+            _mm512_storeu_ps(p, r);
+    }
+
+    KEYBLEND_SKIN_INLINE static void store3(const out_stream& s, std::size_t v, V x, V y, V z) {
+        switch (s.kind) {
+        case layout::packed: {
+            float* p = s.at(v);
+            unroll<3>([&](auto q) KEYBLEND_SKIN_LAMBDA {
+                const __m512 t = _mm512_permutex2var_ps(x.v, index_vector(packed_xyz.store_a[q]), y.v);
+                put(s, p + 16 * q, _mm512_permutex2var_ps(t, index_vector(packed_xyz.store_b[q]), z.v));
+            });
+            return;
+        }
+        case layout::interleaved: {
+            // Exactly 12 bytes per vertex (masked stores): what follows xyz is not ours.
+            __m512 r[4];
+            rows_of(x.v, y.v, z.v, r);
+            unsigned char* p = s.data + v * s.stride;
+            const std::size_t s4 = 4 * s.stride;
+            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA {
+                    _mm_mask_storeu_ps(reinterpret_cast<float*>(p + j * s4), 0x7, lane<j>(r[i]));
+                });
+                p += s.stride;
+            });
+            return;
+        }
+        default: return; // planar and general streams: store_xyz
+        }
+    }
+
+    KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
+        __m512 r[4] = {x.v, y.v, z.v, w.v};
+        transpose4(r);
+        if (s.kind == layout::packed) {
+            transpose_lanes(r);
+            float* p = s.at(v);
+            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA { _mm512_storeu_ps(p + 16 * i, r[i]); });
+            return;
+        }
+        unsigned char* p = s.data + v * s.stride;
+        const std::size_t s4 = 4 * s.stride;
+        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+            unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA {
+                _mm_storeu_ps(reinterpret_cast<float*>(p + j * s4), lane<j>(r[i]));
+            });
+            p += s.stride;
+        });
+    }
+};
+#endif
+
+// ---------------------------------------------------------------------------------------------
 // The kernel
 // ---------------------------------------------------------------------------------------------
 
 // Moving attributes between the caller's layout and lanes: each lane type moves packed and
 // interleaved streams its own way; planar and element-by-element streams are the same in all.
-template <class V>
-KEYBLEND_SKIN_INLINE void load_xyz(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
-    if (s.kind == layout::packed || s.kind == layout::interleaved) return lane_ops<V>::load3(s, v, x, y, z);
-    V* c[3] = {&x, &y, &z};
-    s.kind == layout::planar ? load_planar(s, v, c) : load_general(s, v, c);
-}
-template <class V>
-KEYBLEND_SKIN_INLINE void load_xyzw(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
-    if (s.kind == layout::packed || s.kind == layout::interleaved) return lane_ops<V>::load4(s, v, x, y, z, w);
-    V* c[4] = {&x, &y, &z, &w};
-    s.kind == layout::planar ? load_planar(s, v, c) : load_general(s, v, c);
+template <class V, std::size_t C>
+KEYBLEND_SKIN_INLINE lane_array<V, C> load_attribute(const in_stream& s, std::size_t v) {
+    lane_array<V, C> r;
+    switch (s.kind) {
+    case layout::packed:
+    case layout::interleaved:
+        if constexpr (C == 3)
+            lane_ops<V>::load3(s, v, r.c[0], r.c[1], r.c[2]);
+        else
+            lane_ops<V>::load4(s, v, r.c[0], r.c[1], r.c[2], r.c[3]);
+        return r;
+    case layout::planar: return load_planar<V, C>(s, v);
+    default: return load_general<V, C>(s, v);
+    }
 }
 template <class V>
 KEYBLEND_SKIN_INLINE void store_xyz(const out_stream& s, std::size_t v, V x, V y, V z) {
-    if (s.kind == layout::packed || s.kind == layout::interleaved) return lane_ops<V>::store3(s, v, x, y, z);
-    const V c[3] = {x, y, z};
-    s.kind == layout::planar ? store_planar(s, v, c) : store_general(s, v, c);
+    switch (s.kind) {
+    case layout::packed:
+    case layout::interleaved: return lane_ops<V>::store3(s, v, x, y, z);
+    case layout::planar: return store_planar<V>(s, v, x, y, z);
+    default: return store_general(s, v, x, y, z);
+    }
 }
 template <class V>
 KEYBLEND_SKIN_INLINE void store_xyzw(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
-    if (s.kind == layout::packed || s.kind == layout::interleaved) return lane_ops<V>::store4(s, v, x, y, z, w);
-    const V c[4] = {x, y, z, w};
-    s.kind == layout::planar ? store_planar(s, v, c) : store_general(s, v, c);
+    switch (s.kind) {
+    case layout::packed:
+    case layout::interleaved: return lane_ops<V>::store4(s, v, x, y, z, w);
+    case layout::planar: return store_planar<V>(s, v, x, y, z, w);
+    default: return store_general(s, v, x, y, z, w);
+    }
+}
+template <class V>
+KEYBLEND_SKIN_INLINE void load_xyz(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
+    const lane_array<V, 3> r = load_attribute<V, 3>(s, v);
+    x = r.c[0];
+    y = r.c[1];
+    z = r.c[2];
+}
+template <class V>
+KEYBLEND_SKIN_INLINE void load_xyzw(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
+    const lane_array<V, 4> r = load_attribute<V, 4>(s, v);
+    x = r.c[0];
+    y = r.c[1];
+    z = r.c[2];
+    w = r.c[3];
 }
 
 template <class V, int K, class Index, group_mode Mode>
@@ -892,13 +1122,49 @@ KEYBLEND_SKIN_COLD void lbs_group_clamped(const lbs_args& a, std::size_t v) {
 /// no group reaches the vertices lane_ops<V>::guard excludes; for K > 0, fast_path(a), no counts,
 /// and Mode allowed by mode_for<K>(a). Each mode is its own function: with several group variants
 /// in one loop body compilers run out of integer registers.
+/// Transforms the V::width vertices from v by their blended matrices m[3c + r] (column c, row r
+/// of each lane's matrix; c = 3: translation) and stores them.
+template <class V>
+KEYBLEND_SKIN_INLINE void transform_group(const lbs_args& a, std::size_t v, const V (&m)[12]) {
+    using lanes::fmadd;
+    V x, y, z, w;
+    load_xyz(a.pos, v, x, y, z);
+    store_xyz(a.out_pos, v, fmadd(m[0], x, fmadd(m[3], y, fmadd(m[6], z, m[9]))),
+              fmadd(m[1], x, fmadd(m[4], y, fmadd(m[7], z, m[10]))),
+              fmadd(m[2], x, fmadd(m[5], y, fmadd(m[8], z, m[11]))));
+    if (a.nrm.data) {
+        load_xyz(a.nrm, v, x, y, z);
+        if (a.inverse_transpose) {
+            // A^-T n = (n.x (c1 x c2) + n.y (c2 x c0) + n.z (c0 x c1)) / det(A).
+            const V k0x = m[4] * m[8] - m[5] * m[7], k0y = m[5] * m[6] - m[3] * m[8],
+                    k0z = m[3] * m[7] - m[4] * m[6];
+            const V k1x = m[7] * m[2] - m[8] * m[1], k1y = m[8] * m[0] - m[6] * m[2],
+                    k1z = m[6] * m[1] - m[7] * m[0];
+            const V k2x = m[1] * m[5] - m[2] * m[4], k2y = m[2] * m[3] - m[0] * m[5],
+                    k2z = m[0] * m[4] - m[1] * m[3];
+            const V det = fmadd(m[0], k0x, fmadd(m[1], k0y, m[2] * k0z));
+            const V one = V::set1(1.0f);
+            const V inv = select(det == V::set1(0.0f), one, one / det);
+            store_xyz(a.out_nrm, v, fmadd(k0x, x, fmadd(k1x, y, k2x * z)) * inv,
+                      fmadd(k0y, x, fmadd(k1y, y, k2y * z)) * inv, fmadd(k0z, x, fmadd(k1z, y, k2z * z)) * inv);
+        } else {
+            store_xyz(a.out_nrm, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)), fmadd(m[1], x, fmadd(m[4], y, m[7] * z)),
+                      fmadd(m[2], x, fmadd(m[5], y, m[8] * z)));
+        }
+    }
+    if (a.tan.data) {
+        load_xyzw(a.tan, v, x, y, z, w);
+        store_xyzw(a.out_tan, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)), fmadd(m[1], x, fmadd(m[4], y, m[7] * z)),
+                   fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), w);
+    }
+}
+
 template <class V, int K, class Index, group_mode Mode>
 void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
     using ops = lane_ops<V>;
     // A local copy: the compiler then knows the output stores cannot change it, and keeps the
     // pointers and strides in registers instead of reloading them for every vertex.
     const lbs_args a = args;
-    using lanes::fmadd;
     for (std::size_t v = begin; v < end; v += V::width) {
         // m[3c + r]: column c, row r of each lane's blended matrix (c = 3: translation).
         V m[12];
@@ -906,39 +1172,7 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
             if constexpr (Mode != group_mode::general) lbs_group_clamped<V, K, Index>(a, v);
             continue;
         }
-        V x, y, z, w;
-        load_xyz(a.pos, v, x, y, z);
-        store_xyz(a.out_pos, v, fmadd(m[0], x, fmadd(m[3], y, fmadd(m[6], z, m[9]))),
-                    fmadd(m[1], x, fmadd(m[4], y, fmadd(m[7], z, m[10]))),
-                    fmadd(m[2], x, fmadd(m[5], y, fmadd(m[8], z, m[11]))));
-        if (a.nrm.data) {
-            load_xyz(a.nrm, v, x, y, z);
-            if (a.inverse_transpose) {
-                // A^-T n = (n.x (c1 x c2) + n.y (c2 x c0) + n.z (c0 x c1)) / det(A).
-                const V k0x = m[4] * m[8] - m[5] * m[7], k0y = m[5] * m[6] - m[3] * m[8],
-                        k0z = m[3] * m[7] - m[4] * m[6];
-                const V k1x = m[7] * m[2] - m[8] * m[1], k1y = m[8] * m[0] - m[6] * m[2],
-                        k1z = m[6] * m[1] - m[7] * m[0];
-                const V k2x = m[1] * m[5] - m[2] * m[4], k2y = m[2] * m[3] - m[0] * m[5],
-                        k2z = m[0] * m[4] - m[1] * m[3];
-                const V det = fmadd(m[0], k0x, fmadd(m[1], k0y, m[2] * k0z));
-                const V one = V::set1(1.0f);
-                const V inv = select(det == V::set1(0.0f), one, one / det);
-                store_xyz(a.out_nrm, v, fmadd(k0x, x, fmadd(k1x, y, k2x * z)) * inv,
-                            fmadd(k0y, x, fmadd(k1y, y, k2y * z)) * inv,
-                            fmadd(k0z, x, fmadd(k1z, y, k2z * z)) * inv);
-            } else {
-                store_xyz(a.out_nrm, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)),
-                            fmadd(m[1], x, fmadd(m[4], y, m[7] * z)),
-                            fmadd(m[2], x, fmadd(m[5], y, m[8] * z)));
-            }
-        }
-        if (a.tan.data) {
-            load_xyzw(a.tan, v, x, y, z, w);
-            store_xyzw(a.out_tan, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)),
-                        fmadd(m[1], x, fmadd(m[4], y, m[7] * z)),
-                        fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), w);
-        }
+        transform_group(a, v, m);
     }
 }
 
@@ -1005,42 +1239,65 @@ void lbs_counted(const lbs_args& a, std::size_t begin, std::size_t end) {
     }
 }
 
-/// Skins [begin, end) of a mesh of n vertices with lane type V: SIMD groups where they fit and
-/// may read, the scalar kernel for the rest.
-/// The first vertex from `begin` at which each packed output wanted streaming is 32-byte aligned
-/// (a packed xyz stream comes back to the same alignment every 8 vertices), with streaming turned
-/// off for outputs that are not aligned there too or not at all. Only AVX2 streams.
+/// The vertex from `begin` (less than V::width further) at which the SIMD groups start, the
+/// vertices before it taking the scalar path. With streaming outputs: where each packed output
+/// wanted streaming is aligned to a whole register (32 bytes for AVX2, 64 for AVX-512; a packed
+/// xyz stream comes back to the same alignment every V::width vertices), as non-temporal stores
+/// require, with streaming turned off for outputs that are not aligned there too or not at all.
+/// Otherwise: where the most packed input streams (positions, normals, tangents) are so aligned,
+/// so that no load of a group straddles two cache lines (a std::vector<glm::vec3> is only 16-byte
+/// aligned, and then every AVX-512 load of it straddles two: ~7% slower with its outputs alike).
+/// Inputs only: an in-place job and the same job out of place then split the range alike, and
+/// give the same bits. Only AVX2 and AVX-512 stream or align. The choice depends only on the
+/// streams' addresses and on begin modulo V::width (skin_parallel splits on it).
 template <class V>
-std::size_t streaming_start(lbs_args& a, std::size_t begin) {
+std::size_t group_start(lbs_args& a, std::size_t begin) {
     out_stream* outs[2] = {&a.out_pos, &a.out_nrm};
-    if constexpr (V::width != 8) {
+    if constexpr (V::width < 8) {
         for (out_stream* o : outs) o->streaming = false;
         return begin;
     }
+    constexpr std::size_t bytes = V::width * sizeof(float);
+    const auto aligned = [begin](const auto& stream, std::size_t s) {
+        return stream.data && stream.kind == layout::packed &&
+               reinterpret_cast<std::uintptr_t>(stream.data + (begin + s) * stream.stride) % bytes == 0;
+    };
     std::size_t start = begin;
     bool found = false;
     for (out_stream* o : outs) {
         if (!o->streaming) continue;
         std::size_t s = 0;
-        while (s < 8 && reinterpret_cast<std::uintptr_t>(o->data + (begin + s) * o->stride) % 32 != 0) ++s;
-        if (s == 8 || (found && begin + s != start)) {
+        while (s < V::width && !aligned(*o, s)) ++s;
+        if (s == V::width || (found && begin + s != start)) {
             o->streaming = false;
             continue;
         }
         start = begin + s;
         found = true;
     }
-    return start;
+    if (found) return start;
+    std::size_t best = 0, most = 0;
+    for (std::size_t s = 0; s < V::width; ++s) {
+        const std::size_t count = std::size_t(aligned(a.pos, s)) + std::size_t(aligned(a.nrm, s)) +
+                                  std::size_t(aligned(a.tan, s));
+        if (count > most) {
+            most = count;
+            best = s;
+        }
+    }
+    return begin + best;
 }
 
+/// Skins [begin, end) of a mesh of n vertices with lane type V: SIMD groups where they fit and
+/// may read, the scalar kernel for the rest.
 template <class V, class Index>
 void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n) {
     lbs_args a = args;
     std::size_t simd_end = begin;
     if constexpr (V::width > 1) {
-        // With streaming outputs, a few vertices go the scalar way first so that the groups'
-        // non-temporal stores are 32-byte aligned.
-        const std::size_t start = streaming_start<V>(a, begin);
+        // A few vertices go the scalar way first so that the groups' stores (non-temporal ones
+        // must) and loads are aligned.
+        const std::size_t start = group_start<V>(a, begin);
         if (start > begin) {
             const std::size_t head = start < end ? start : end;
             lbs_kernel<lanes::f1, 0, Index, group_mode::general>(a, begin, head);
