@@ -285,13 +285,17 @@ struct sample_fixture {
     clip c;
 
     // shared: every track with more than one key is keyed at the same times (as exporters bake
-    // them), which the sampler refreshes block by block.
-    explicit sample_fixture(bool shared = false) {
+    // them), which the sampler refreshes block by block, searching the keys once for all the
+    // blocks and components keyed alike. two_sets: joints 8 and up at other common times (other
+    // key counts), so that two such groups share a frame.
+    explicit sample_fixture(bool shared = false, bool two_sets = false) {
         kbtest::rng rng(5);
-        std::vector<float> common;
+        std::vector<float> common, other;
         for (int k = 0; k < 9; ++k) common.push_back(float(k) * 25.0f);
+        for (int k = 0; k < 12; ++k) other.push_back(5.0f + float(k) * 17.0f);
+        std::size_t joint_now = 0;
         const auto times = [&](int n, float start) {
-            if (shared) return common;
+            if (shared) return two_sets && joint_now >= 8 ? other : common;
             std::vector<float> t;
             float at = start;
             for (int k = 0; k < n; ++k) {
@@ -303,6 +307,7 @@ struct sample_fixture {
         const auto add = [&](std::size_t joint, bool t, bool r, bool sc, int keys, float start) {
             channel ch;
             ch.joint = joint;
+            joint_now = joint;
             if (t)
                 for (float k : times(keys, start)) ch.translation.push_back(k, rng.vec3(-2, 2));
             if (r)
@@ -319,6 +324,7 @@ struct sample_fixture {
         for (std::size_t j : {5u, 8u}) {
             channel ch;
             ch.joint = j;
+            joint_now = j;
             for (float k : times(5, 0)) ch.matrix.push_back(k, to_matrix(kbtest::random_transform(rng)));
             if (j == 8) ch.matrix.set_mode(interpolation::step);
             c.channels.push_back(ch);
@@ -441,6 +447,24 @@ TEST_CASE("sample_clip equals sample_track per component: joints keyed at shared
     SUBCASE("SSE2") { check_every_playback<impl::lanes::f4>(f); }
 #endif
     SUBCASE("native") { check_every_playback<impl::lanes::native>(f); }
+}
+
+TEST_CASE("sample_clip equals sample_track per component: two sets of shared key times") {
+    const sample_fixture f(true, true);
+    SUBCASE("scalar") { check_every_playback<impl::lanes::f1>(f); }
+#if defined(KEYBLEND_LANES_AVX2) || defined(KEYBLEND_LANES_SSE2)
+    SUBCASE("SSE2") { check_every_playback<impl::lanes::f4>(f); }
+#endif
+    SUBCASE("native") { check_every_playback<impl::lanes::native>(f); }
+    SUBCASE("the same time twice, then on: the second sample reuses the first's search") {
+        sampling_context ctx;
+        local_pose out;
+        for (float t : {30.0f, 30.0f, 31.0f, 60.0f, 60.0f, 10.0f}) {
+            REQUIRE(sample_clip(f.c, f.s, t, ctx, out));
+            for (std::size_t j = 0; j < f.s.size(); ++j)
+                CHECK(kbtest::max_abs_diff(out.get(j), f.expected(j, t)) < 2e-6f);
+        }
+    }
 }
 
 TEST_CASE("sample_clip: a shared-key block whose tracks change under a bound context stays in bounds") {

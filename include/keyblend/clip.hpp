@@ -179,6 +179,13 @@ private:
     std::vector<std::size_t> shared_cursors_;  // per block x (T, R, S): their common cursor
     std::vector<std::size_t> shared_second_;   // per block x (T, R, S): key index cached as value 1
     std::vector<std::uint8_t> shared_take_;    // per block x (T, R, S): the lanes that cached it
+    std::vector<std::uint32_t> shared_group_;  // per block x (T, R, S): the first such slot keyed at
+                                               // the same times (itself if none): they search once
+    struct found_keys {                        // a group's last search: its time and result
+        float time, lo, hi, inv;
+        std::size_t first, second;
+    };
+    std::vector<found_keys> shared_found_;     // per block x (T, R, S), used at group leads
     std::vector<std::size_t> cursors_;         // 3 per joint (T, R, S): a track_cursor's index
 };
 

@@ -8,8 +8,11 @@
 // step dt (0 where the value is constant: before the first key, after the last, step mode, no
 // track). A frame checks, eight joints at a time, that the new time is still inside each cached
 // interval; only the (few) components whose interval was left go back to their track, through a
-// cursor, so forward playback touches each key once. Then every component is interpolated from the
-// cache with the lane kernels, eight joints at a time, straight into the pose's streams. The
+// cursor, so forward playback touches each key once; lanes keyed at the same times refresh
+// together, a block at a time, with one key search per frame for all the blocks and components
+// that share those times (the common export: every track baked at the same frames). Then every
+// component is interpolated from the cache with the lane kernels, eight joints at a time,
+// straight into the pose's streams. The
 // interval's alpha is `(t - lo) * (1 / (hi - lo))`, which differs from locate_keys' quotient by at
 // most an ulp, so the results are sample_track's to float rounding (and exactly its keys at key
 // times, where alpha is 0).
@@ -192,10 +195,19 @@ struct clip_sampler {
         const std::size_t lead_joint = i + lanes::lowest_set_bit(lanes_mask);
         const auto& lead = *static_cast<const track_of<Comp>*>(c.tracks_[3 * lead_joint + Comp]);
         const std::size_t n = lead.size();
-        float lo = -INFINITY, hi = INFINITY, inv = 0.0f;
-        std::size_t first = 0, second = 0;
         if (n == 0) return; // (changed since bind; the lanes keep their cache until reset())
-        locate(lead, time, c.shared_cursors_[(i / pose_lane_block) * 3 + Comp], lo, hi, inv, first, second);
+        // One search per group of blocks and components keyed at the same times (a common export:
+        // every track baked at the same frames), its result reused by the rest of the group this
+        // frame. (A result past this track's end, from keys changed since bind, is searched anew.)
+        const std::size_t slot = (i / pose_lane_block) * 3 + Comp;
+        sampling_context::found_keys& found = c.shared_found_[c.shared_group_[slot]];
+        if (!(found.time == time) || found.second >= n) {
+            locate(lead, time, c.shared_cursors_[c.shared_group_[slot]], found.lo, found.hi, found.inv,
+                   found.first, found.second);
+            found.time = time;
+        }
+        const float lo = found.lo, hi = found.hi, inv = found.inv;
+        const std::size_t first = found.first, second = found.second;
         static const float unused[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         const float* key0[V::width];
         const float* key1[V::width];
@@ -220,7 +232,7 @@ struct clip_sampler {
         const std::size_t cap = c.capacity_;
         // Playing forward, the new interval starts where the cached one ended: its first keys are
         // the cached second ones, already transposed, and only the new second keys are loaded.
-        const std::size_t block = (i / pose_lane_block) * 3 + Comp;
+        const std::size_t block = slot;
         const unsigned shift = static_cast<unsigned>(i % pose_lane_block);
         const bool step_forward = first == c.shared_second_[block] && first != second &&
                                   ((c.shared_take_[block] >> shift) & ((1u << V::width) - 1u)) == take;
@@ -245,10 +257,10 @@ struct clip_sampler {
         put(1, V::set1(hi));
         put(2, V::set1(inv));
         for (unsigned k = 0; k < dim; ++k) {
-            // Stream k holds component k (x, y, z[, w]); row slot is where it sits in memory.
-            const unsigned slot = dim == 4 ? quat_slot(k) : k;
-            put(3 + k, a[slot]);
-            put(3 + dim + k, b[slot]);
+            // Stream k holds component k (x, y, z[, w]); row `row` is where it sits in memory.
+            const unsigned row = dim == 4 ? quat_slot(k) : k;
+            put(3 + k, a[row]);
+            put(3 + dim + k, b[row]);
         }
     }
 
@@ -293,6 +305,54 @@ struct clip_sampler {
             }
             const bool several = lanes_mask & (lanes_mask - 1u);
             c.shared_[block * 3 + Comp] = static_cast<std::uint8_t>(several ? lanes_mask : 0u);
+        }
+    }
+
+    /// The key times and mode of the track that leads slot (block x component) `slot`; times null
+    /// for a slot without shared keys.
+    static void shared_lead_times(const sampling_context& c, std::size_t slot, unsigned comp,
+                                  const std::vector<float>*& times, interpolation& mode) {
+        times = nullptr;
+        const unsigned m = c.shared_[slot];
+        if (!m) return;
+        const std::size_t j = (slot / 3) * pose_lane_block + lanes::lowest_set_bit(m);
+        const void* tr = c.tracks_[3 * j + comp];
+        if (comp == rotation) {
+            const auto* r = static_cast<const track_of<rotation>*>(tr);
+            times = &r->times();
+            mode = r->mode();
+        } else {
+            const auto* v = static_cast<const track_of<translation>*>(tr);
+            times = &v->times();
+            mode = v->mode();
+        }
+    }
+
+    /// shared_group_: each slot with shared keys joins the first slot before it whose lead track
+    /// has the same key times and mode.
+    static void find_key_groups(sampling_context& c) {
+        const std::size_t slots = c.shared_.size();
+        c.shared_group_.resize(slots);
+        c.shared_found_.assign(slots, sampling_context::found_keys{NAN, 0.0f, 0.0f, 0.0f, 0, 0});
+        std::vector<std::size_t> leads; // the groups' first slots
+        for (std::size_t slot = 0; slot < slots; ++slot) {
+            c.shared_group_[slot] = static_cast<std::uint32_t>(slot);
+            const std::vector<float>* times;
+            interpolation mode{};
+            shared_lead_times(c, slot, static_cast<unsigned>(slot % 3), times, mode);
+            if (!times) continue;
+            bool joined = false;
+            for (std::size_t g : leads) {
+                const std::vector<float>* other;
+                interpolation other_mode{};
+                shared_lead_times(c, g, static_cast<unsigned>(g % 3), other, other_mode);
+                if (other_mode == mode && (other == times || *other == *times)) {
+                    c.shared_group_[slot] = static_cast<std::uint32_t>(g);
+                    joined = true;
+                    break;
+                }
+            }
+            if (!joined) leads.push_back(slot);
         }
     }
 
@@ -345,6 +405,7 @@ struct clip_sampler {
         find_shared_keys<translation>(c);
         find_shared_keys<rotation>(c);
         find_shared_keys<scale>(c);
+        find_key_groups(c);
     }
 
     static bool is_bound(const sampling_context& c, const clip& cl, const skeleton& s) {
@@ -452,6 +513,8 @@ inline sampling_context& sampling_context::operator=(const sampling_context& oth
     shared_cursors_ = other.shared_cursors_;
     shared_second_ = other.shared_second_;
     shared_take_ = other.shared_take_;
+    shared_group_ = other.shared_group_;
+    shared_found_ = other.shared_found_;
     streams_.reset();
     if (other.streams_) {
         const std::size_t n = impl::clip_sampler::stream_count * capacity_;
