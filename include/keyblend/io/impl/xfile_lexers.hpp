@@ -22,6 +22,11 @@
 //   std::size_t read_uints(uint32*, n) / read_floats(float*, n)
 //                                up to n values; returns how many were read (all n, or fewer when
 //                                the next token is not one of them: it is then left unread)
+//   std::size_t uint_run(const unsigned char*& p)
+//                                binary: opens the next INTEGER_LIST if none is open and returns
+//                                how many of its integers are left, p at the first (little-endian
+//                                uint32s); text: 0 (the caller reads value by value)
+//   void skip_uints(k)           consumes k of those integers (k <= what uint_run returned)
 //   bool skip_token()            any one token (a whole list in binary); false at the end
 //   bool skip_to_depth(d)        consumes tokens until depth() == d; false if the input ends first
 //   std::string describe()       the next token, for "found ..." in messages
@@ -287,6 +292,9 @@ public:
         while (i < n && read_uint(out[i])) ++i;
         return i;
     }
+
+    std::size_t uint_run(const unsigned char*&) const noexcept { return 0; }
+    void skip_uints(std::size_t) noexcept {}
 
     std::size_t read_floats(float* out, std::size_t n) {
         std::size_t i = 0;
@@ -555,6 +563,19 @@ public:
             i += run;
         }
         return i;
+    }
+
+    std::size_t uint_run(const unsigned char*& p) {
+        if (!open_list(false)) return 0;
+        p = list_;
+        return list_left_;
+    }
+
+    void skip_uints(std::size_t k) noexcept {
+        if (k == 0) return;
+        last_ = list_ + 4 * (k - 1);
+        list_ += 4 * k;
+        list_left_ -= static_cast<std::uint32_t>(k);
     }
 
     /// Copies runs of values straight out of FLOAT_LISTs.

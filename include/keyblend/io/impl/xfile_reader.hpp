@@ -277,12 +277,10 @@ private:
     /// n vectors of N floats, read as one run of floats (binary lists are copied in bulk).
     template <int N, class Vec>
     bool vectors(std::vector<Vec>& out, std::size_t n, const char* what) {
-        floats_.resize(n * N);
-        if (!reals(floats_.data(), n * N, what)) return false;
+        // Straight into the vectors' floats (GLM's vecN are N packed floats, as value_ptr uses).
+        static_assert(sizeof(Vec) == N * sizeof(float), "packed float vectors");
         out.resize(n);
-        for (std::size_t i = 0; i < n; ++i)
-            for (int c = 0; c < N; ++c) out[i][c] = floats_[i * N + static_cast<std::size_t>(c)];
-        return true;
+        return n == 0 || reals(glm::value_ptr(out[0]), n * N, what);
     }
 
     /// The n indices of face f into face_, each below `limit`. An index out of range is reported
@@ -301,6 +299,40 @@ private:
                                 limit_name + " " + std::to_string(limit) + ")",
                             face_[c]);
         return true;
+    }
+
+    /// Binary files: as many whole faces as the open (or next) INTEGER_LIST holds from face f on,
+    /// each a corner count n with valid(f, n) and n indices below `limit`, handed to
+    /// on_face(f, face_.data(), n) and consumed; f advances past them. Stops, consuming nothing
+    /// of it, at a face that is not whole in the list or not valid, for the value-by-value path
+    /// to read (and report). Returns whether it read any: never in text, where values are parsed
+    /// one at a time anyway.
+    template <class Valid, class OnFace>
+    bool bulk_faces(std::uint32_t& f, std::uint32_t face_count, std::size_t limit, Valid&& valid,
+                    OnFace&& on_face) {
+        const unsigned char* p = nullptr;
+        const std::size_t available = lex_.uint_run(p);
+        const auto le32 = [](const unsigned char* q) {
+            return static_cast<std::uint32_t>(q[0]) | (static_cast<std::uint32_t>(q[1]) << 8) |
+                   (static_cast<std::uint32_t>(q[2]) << 16) | (static_cast<std::uint32_t>(q[3]) << 24);
+        };
+        std::size_t used = 0;
+        while (f < face_count && used < available) {
+            const std::uint32_t n = le32(p + 4 * used);
+            if (!valid(f, n) || n > available - used - 1) break;
+            if (face_.size() < n) face_.resize(n);
+            bool in_range = true;
+            for (std::uint32_t c = 0; c < n; ++c) {
+                face_[c] = le32(p + 4 * (used + 1 + c));
+                in_range &= face_[c] < limit;
+            }
+            if (!in_range) break;
+            on_face(f, face_.data(), n);
+            used += 1 + std::size_t{n};
+            ++f;
+        }
+        lex_.skip_uints(used);
+        return used > 0;
     }
 
     bool vec3(glm::vec3& v, const char* what) {
@@ -476,7 +508,19 @@ private:
         r.face_sizes.reserve(face_count);
         r.mesh.indices.reserve(std::size_t{face_count} * 3);
         r.mesh.triangle_faces.reserve(face_count);
-        for (std::uint32_t f = 0; f < face_count; ++f) {
+        const auto add_face = [&r](std::uint32_t f, const std::uint32_t* corner, std::uint32_t n) {
+            for (std::uint32_t c = 2; c < n; ++c) {
+                r.mesh.indices.push_back(corner[0]);
+                r.mesh.indices.push_back(corner[c - 1]);
+                r.mesh.indices.push_back(corner[c]);
+                r.mesh.triangle_faces.push_back(f);
+            }
+            r.face_sizes.push_back(n);
+        };
+        for (std::uint32_t f = 0; f < face_count;) {
+            if (bulk_faces(f, face_count, vertex_count, [](std::uint32_t, std::uint32_t n) { return n >= 3; },
+                           add_face))
+                continue;
             std::uint32_t n = 0;
             if (!count(n, "nFaceVertexIndices", 1)) return false;
             if (n < 3)
@@ -485,13 +529,8 @@ private:
                                 " corners; a face needs 3 or more",
                             f);
             if (!face(n, vertex_count, f, "vertex index", "nVertices")) return false;
-            for (std::uint32_t c = 2; c < n; ++c) {
-                r.mesh.indices.push_back(face_[0]);
-                r.mesh.indices.push_back(face_[c - 1]);
-                r.mesh.indices.push_back(face_[c]);
-                r.mesh.triangle_faces.push_back(f);
-            }
-            r.face_sizes.push_back(n);
+            add_face(f, face_.data(), n);
+            ++f;
         }
         bool has_normals = false, has_texcoords = false, has_materials = false, has_header = false;
         const auto once = [&](bool& seen, const object_header& c) {
@@ -533,7 +572,16 @@ private:
                             std::to_string(r.face_sizes.size()) + " faces");
         std::vector<std::uint32_t> corners;
         corners.reserve(m.indices.size());
-        for (std::uint32_t f = 0; f < face_count; ++f) {
+        const auto add_face = [&corners](std::uint32_t, const std::uint32_t* corner, std::uint32_t n) {
+            for (std::uint32_t c = 2; c < n; ++c) {
+                corners.push_back(corner[0]);
+                corners.push_back(corner[c - 1]);
+                corners.push_back(corner[c]);
+            }
+        };
+        const auto same_corners = [&r](std::uint32_t f, std::uint32_t n) { return n == r.face_sizes[f]; };
+        for (std::uint32_t f = 0; f < face_count;) {
+            if (bulk_faces(f, face_count, normal_count, same_corners, add_face)) continue;
             std::uint32_t n = 0;
             if (!uint(n, "nFaceVertexIndices")) return false;
             if (n != r.face_sizes[f])
@@ -542,11 +590,8 @@ private:
                                 " corners, the face has " + std::to_string(r.face_sizes[f]),
                             f);
             if (!face(n, normal_count, f, "normal index", "nNormals")) return false;
-            for (std::uint32_t c = 2; c < n; ++c) {
-                corners.push_back(face_[0]);
-                corners.push_back(face_[c - 1]);
-                corners.push_back(face_[c]);
-            }
+            add_face(f, face_.data(), n);
+            ++f;
         }
         if (!end()) return false;
         // Per-vertex normals from the corners: a vertex takes its first corner's normal.
@@ -870,7 +915,6 @@ private:
     }
 
     Lexer& lex_;
-    std::vector<float> floats_;       // scratch for vectors()
     std::vector<std::uint32_t> face_; // scratch for face()
     bool lenient_;
     std::string_view source_;
