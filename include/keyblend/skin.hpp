@@ -230,10 +230,17 @@ struct skinning_streams {
 /// checks only what keeps it inside memory (O(1): sizes, strides, alignment, aliasing) and then
 /// skins, so a caller validates a mesh once and runs it every frame. A joint index outside the
 /// palette is clamped to the last entry by run() (never read out of bounds), an influence count
-/// to [0, k]; NaN weights give NaN output. Nothing allocates. SIMD unless KEYBLEND_NO_INTRINSICS:
-/// the widest the compiler targets (chosen at compile time, e.g. by -march) of AVX-512 F/VL/BW/DQ
-/// (16 vertices a step), AVX2 + FMA (8) and SSE2 (4); results equal the scalar path within float
-/// rounding (1e-5 relative).
+/// to [0, k] (on data validate() rejects - a count of 0, a non-zero weight past a vertex's count -
+/// the paths may give different results, all inside memory); NaN weights give NaN output.
+/// Nothing allocates. SIMD unless KEYBLEND_NO_INTRINSICS: the widest the compiler targets (chosen
+/// at compile time, e.g. by -march) of AVX-512 F/VL/BW/DQ (16 vertices a step; define
+/// KEYBLEND_NO_AVX512 to keep to AVX2 on an AVX-512 target), AVX2 + FMA (8) and SSE2 (4);
+/// results equal the scalar path within float rounding (1e-5 relative). The few vertices before
+/// the first SIMD group (up to 15, where the streams reach register alignment) take the scalar
+/// path, so a vertex's last bits can depend on where the buffers start; skin_parallel gives the
+/// same bits as run() for any task count. Compile every translation unit that includes
+/// keyblend with the same instruction-set flags: the kernels are inline templates, and the
+/// linker keeps one of their definitions.
 ///
 /// Speed (position + normal, 4 influences, one core of the development machine, see README:
 /// AVX-512 ~490 M vertices/s, AVX2 ~400 M): fastest with the .X loader's layout (k joints and k
@@ -330,7 +337,9 @@ inline dual_quaternion make_dual_quaternion(const glm::quat& rotation, const glm
 // ---------------------------------------------------------------------------------------------
 
 /// Runs `job` (a skinning_job or dual_quaternion_skinning_job) over its range split into
-/// `task_count` contiguous chunks (multiples of 64 vertices), through a caller-supplied executor:
+/// `task_count` contiguous chunks (whole blocks of 64 vertices counted from where the job's first
+/// SIMD group starts; the first chunk also takes the up to 15 vertices before it, and chunks past
+/// the end are empty), through a caller-supplied executor:
 /// `executor(task_count, task)` must call `task(i)` once for every i in [0, task_count), on any
 /// threads, and return when all have returned (a job system's parallel-for). Checks the job
 /// (run()'s O(1) checks) once, before any task runs: on error nothing runs and the error is

@@ -13,7 +13,7 @@
 // `lanes::native` is the widest type whose width divides pose_lane_block (chosen at compile time
 // from __AVX2__, __FMA__, __SSE2__; never at run time): what the pose kernels run on.
 // `lanes::widest` is the widest one the compiler targets (f16 where __AVX512F__, __AVX512VL__,
-// __AVX512BW__ and __AVX512DQ__ are defined, else native): what the skinning kernels run on, whose
+// __AVX512BW__ and __AVX512DQ__ are defined and KEYBLEND_NO_AVX512 is not, else native): what the skinning kernels run on, whose
 // vertex streams need no padding. The operations have the same semantics in every type:
 // `max(a, b)` is `a > b ? a : b` (so a NaN in either gives b, as maxps does), `select(m, a, b)`
 // takes a where m is set. `fmadd(a, b, c)` is a * b + c, fused on f8 and f16 (so their results
@@ -32,7 +32,8 @@
 #if defined(__AVX2__) && defined(__FMA__)
 #define KEYBLEND_LANES_AVX2 1
 #include <immintrin.h>
-#if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
+#if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
+    !defined(KEYBLEND_NO_AVX512)
 #define KEYBLEND_LANES_AVX512 1
 #endif
 #elif defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
