@@ -2,13 +2,7 @@
 # or through an installed package (MODE=installed: cmake --install into WORK_DIR/prefix first).
 cmake_minimum_required(VERSION 3.16)
 
-function(run)
-  execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    string(REPLACE ";" " " cmd "${ARGV}")
-    message(FATAL_ERROR "failed (${rc}): ${cmd}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/../run_command.cmake")
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(args -S "${KEYBLEND_SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build" -G "${CMAKE_GENERATOR}"

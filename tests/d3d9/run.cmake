@@ -18,13 +18,7 @@ function(skip reason)
   execute_process(COMMAND ${CMAKE_COMMAND} -E echo "KEYBLEND-SKIP: ${reason}; the Direct3D 9 test is skipped")
 endfunction()
 
-function(run)
-  execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    string(REPLACE ";" " " cmd "${ARGV}")
-    message(FATAL_ERROR "failed (${rc}): ${cmd}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/../run_command.cmake")
 
 set(build_dir "${WORK_DIR}/build")
 

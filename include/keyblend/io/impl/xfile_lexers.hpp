@@ -68,6 +68,12 @@ enum class token : unsigned char {
 };
 
 /// Appends at most `limit` characters of `s` (with "..." when cut), for messages.
+/// The little-endian uint32 at p (binary .X numbers and counts), whatever the host's byte order.
+inline std::uint32_t load_le32(const unsigned char* p) noexcept {
+    return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+           (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
 inline void append_excerpt(std::string& out, std::string_view s, std::size_t limit = 40) {
     for (std::size_t i = 0; i < s.size() && i < limit; ++i) {
         const unsigned char c = static_cast<unsigned char>(s[i]);
@@ -679,10 +685,7 @@ private:
     std::uint16_t id() const noexcept {
         return static_cast<std::uint16_t>(pos_[0] | (pos_[1] << 8));
     }
-    static std::uint32_t u32(const unsigned char* p) noexcept {
-        return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
-               (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
-    }
+    static std::uint32_t u32(const unsigned char* p) noexcept { return load_le32(p); }
     std::size_t element_bytes(bool is_float) const noexcept { return is_float ? float_bytes_ : 4; }
 
     /// Precondition: pos_ is at an INTEGER_LIST or FLOAT_LIST token with a full header.

@@ -312,18 +312,14 @@ private:
                     OnFace&& on_face) {
         const unsigned char* p = nullptr;
         const std::size_t available = lex_.uint_run(p);
-        const auto le32 = [](const unsigned char* q) {
-            return static_cast<std::uint32_t>(q[0]) | (static_cast<std::uint32_t>(q[1]) << 8) |
-                   (static_cast<std::uint32_t>(q[2]) << 16) | (static_cast<std::uint32_t>(q[3]) << 24);
-        };
         std::size_t used = 0;
         while (f < face_count && used < available) {
-            const std::uint32_t n = le32(p + 4 * used);
+            const std::uint32_t n = load_le32(p + 4 * used);
             if (!valid(f, n) || n > available - used - 1) break;
             if (face_.size() < n) face_.resize(n);
             bool in_range = true;
             for (std::uint32_t c = 0; c < n; ++c) {
-                face_[c] = le32(p + 4 * (used + 1 + c));
+                face_[c] = load_le32(p + 4 * (used + 1 + c));
                 in_range &= face_[c] < limit;
             }
             if (!in_range) break;
