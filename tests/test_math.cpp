@@ -291,3 +291,37 @@ TEST_CASE("is_finite") {
     m[2][3] = -INFINITY;
     CHECK_FALSE(is_finite(m));
 }
+
+TEST_CASE("is_finite and is_nan decide from the bits (they survive -ffast-math)") {
+    // Values made from bit patterns at run time, so no compiler can fold the checks away.
+    auto f = [](std::uint32_t bits) { float v; std::memcpy(&v, &bits, sizeof v); return v; };
+    auto d = [](std::uint64_t bits) { double v; std::memcpy(&v, &bits, sizeof v); return v; };
+    volatile std::uint32_t quiet_nan = 0x7fc00000u, neg_nan = 0xffc00001u, pos_inf = 0x7f800000u,
+                           neg_inf = 0xff800000u, max = 0x7f7fffffu, denormal = 0x00000001u,
+                           neg_zero = 0x80000000u, signalling = 0x7f800001u;
+    CHECK_FALSE(is_finite(f(quiet_nan)));
+    CHECK_FALSE(is_finite(f(neg_nan)));
+    CHECK_FALSE(is_finite(f(signalling)));
+    CHECK_FALSE(is_finite(f(pos_inf)));
+    CHECK_FALSE(is_finite(f(neg_inf)));
+    CHECK(is_finite(f(max)));
+    CHECK(is_finite(f(denormal)));
+    CHECK(is_finite(f(neg_zero)));
+    CHECK(is_nan(f(quiet_nan)));
+    CHECK(is_nan(f(neg_nan)));
+    CHECK(is_nan(f(signalling)));
+    CHECK_FALSE(is_nan(f(pos_inf)));
+    CHECK_FALSE(is_nan(f(neg_inf)));
+    CHECK_FALSE(is_nan(f(max)));
+    volatile std::uint64_t d_nan = 0x7ff8000000000000u, d_inf = 0xfff0000000000000u,
+                           d_max = 0x7fefffffffffffffu;
+    CHECK_FALSE(is_finite(d(d_nan)));
+    CHECK_FALSE(is_finite(d(d_inf)));
+    CHECK(is_finite(d(d_max)));
+    CHECK(is_nan(d(d_nan)));
+    CHECK_FALSE(is_nan(d(d_inf)));
+    // Arithmetic that overflows at run time.
+    volatile float big = 3e38f;
+    CHECK_FALSE(is_finite(big * 10.0f));
+    CHECK_FALSE(is_finite(glm::vec4(1.0f, 2.0f, f(quiet_nan), 0.0f)));
+}

@@ -98,12 +98,22 @@ inline glm::quat slerp(const glm::quat& a, const glm::quat& b, float t);
 template <class V>
 V lerp(const V& a, const V& b, float t);
 
-/// True when no component is NaN or infinite.
+/// True when no component is NaN or infinite. Decided from the bits of the IEEE-754 encoding (an
+/// exponent of all ones is NaN or infinity), never by floating-point comparison, so the check
+/// survives `-ffast-math` / `-ffinite-math-only`, under which the compiler may assume that NaN
+/// and infinity never occur and fold `std::isfinite` and `x != x` to constants. Every finiteness
+/// check in keyblend goes through these.
 inline bool is_finite(float v);
+inline bool is_finite(double v);
+inline bool is_finite(long double v) = delete; // times and values are float or double
 inline bool is_finite(const glm::vec3& v);
 inline bool is_finite(const glm::vec4& v);
 inline bool is_finite(const glm::quat& q);
 inline bool is_finite(const glm::mat4& m);
+
+/// True when v is a NaN, decided from the bits (see is_finite).
+inline bool is_nan(float v);
+inline bool is_nan(double v);
 
 } // namespace keyblend
 

@@ -10,7 +10,7 @@ namespace keyblend {
 
 inline status blend_matrix_additive(const clip& c, const skeleton& s, float time, float weight,
                                     std::vector<glm::mat4>& local) {
-    if (!std::isfinite(weight))
+    if (!is_finite(weight))
         return impl::make_error(errc::non_finite,
                                 "clip '" + c.name + "': blend weight is NaN or infinite");
     if (local.size() != s.size())
@@ -201,7 +201,7 @@ inline status check_layer(const blend_job& job, std::size_t l) {
     const auto fail = [&](errc code, const std::string& what) {
         return make_error(code, layer_label(l, job.layer_count) + ": " + what, l);
     };
-    if (!std::isfinite(weight)) return fail(errc::non_finite, "weight is NaN or infinite");
+    if (!is_finite(weight)) return fail(errc::non_finite, "weight is NaN or infinite");
     if (!additive && weight < 0.0f)
         return fail(errc::invalid_argument, "weight " + std::to_string(weight) + " is negative");
     for (const auto& [p, role] : {std::pair<const local_pose*, const char*>{pose, "pose"},
@@ -217,10 +217,10 @@ inline status check_layer(const blend_job& job, std::size_t l) {
                                              std::to_string(n) + " joints");
     for (std::size_t j = 0; j < n; ++j) {
         const float v = (*joint_weights)[j];
-        if (std::isfinite(v) && v >= 0.0f) continue;
-        return fail(std::isfinite(v) ? errc::invalid_argument : errc::non_finite,
+        if (is_finite(v) && v >= 0.0f) continue;
+        return fail(is_finite(v) ? errc::invalid_argument : errc::non_finite,
                     "joint " + std::to_string(j) + " weight " + std::to_string(v) +
-                        (std::isfinite(v) ? " is negative" : " is not finite"));
+                        (is_finite(v) ? " is negative" : " is not finite"));
     }
     return {};
 }
@@ -230,7 +230,7 @@ inline status check_layer(const blend_job& job, std::size_t l) {
 inline status blend_job::validate() const {
     if (!rest_pose) return impl::make_error(errc::invalid_argument, "blend_job: rest_pose is null");
     if (!output) return impl::make_error(errc::invalid_argument, "blend_job: output is null");
-    if (!std::isfinite(threshold))
+    if (!is_finite(threshold))
         return impl::make_error(errc::non_finite, "blend_job: threshold is NaN or infinite");
     if (threshold < 0.0f)
         return impl::make_error(errc::invalid_argument, "blend_job: threshold is negative");

@@ -59,13 +59,13 @@ inline float clip_time(const clip& c, double ticks) {
 }
 
 inline status validate_clip(const clip& c, const skeleton& s) {
-    if (!std::isfinite(c.duration))
+    if (!is_finite(c.duration))
         return impl::make_error(errc::non_finite, impl::clip_label(c) + ": duration is not finite");
     if (c.duration < 0.0f)
         return impl::make_error(errc::invalid_argument, impl::clip_label(c) + ": duration " +
                                                             impl::float_to_string(c.duration) +
                                                             " is negative");
-    if (!std::isfinite(c.ticks_per_second))
+    if (!is_finite(c.ticks_per_second))
         return impl::make_error(errc::non_finite,
                                 impl::clip_label(c) + ": ticks per second is not finite");
     if (!(c.ticks_per_second > 0.0f))

@@ -472,7 +472,7 @@ struct clip_sampler {
         out.resize(s.size());
         // NaN samples the first keys, as locate_keys does; +inf is clamped so that the open end
         // of the last interval (hi = +inf) still contains it.
-        if (std::isnan(time)) time = -INFINITY;
+        if (is_nan(time)) time = -INFINITY;
         if (time > FLT_MAX) time = FLT_MAX;
         // Two passes: the scalar refreshes first, then the vector interpolation alone, so that
         // consecutive groups of joints overlap in the out-of-order window.

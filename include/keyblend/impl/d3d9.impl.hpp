@@ -199,7 +199,7 @@ inline status validate_palette(UINT first_register, const glm::mat4* palette, st
     for (std::size_t b = 0; b < count; ++b)
         for (int row = 0; row < 3; ++row)
             for (int col = 0; col < 4; ++col)
-                if (!std::isfinite(palette[b][col][row]))
+                if (!is_finite(palette[b][col][row]))
                     return impl::make_error(errc::non_finite,
                                             "palette: bone " + std::to_string(b) + ": element [" +
                                                 std::to_string(col) + "][" + std::to_string(row) +
@@ -522,7 +522,7 @@ inline result<skin_influences> import_skin(ID3DXSkinInfo* skin, std::size_t vert
                                         where + ": influence " + std::to_string(i) + " on vertex " +
                                             std::to_string(vertices[i]) + " of " + std::to_string(vertex_count),
                                         b);
-            if (!std::isfinite(weights[i]))
+            if (!is_finite(weights[i]))
                 return impl::make_error(errc::non_finite,
                                         where + ": the weight on vertex " + std::to_string(vertices[i]) + " is " +
                                             keyblend::impl::float_to_string(weights[i]),

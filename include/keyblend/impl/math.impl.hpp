@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace keyblend {
 
@@ -24,15 +26,32 @@ inline float quat_dot(const glm::quat& a, const glm::quat& b) {
     return (a.w * b.w + a.x * b.x) + (a.y * b.y + a.z * b.z);
 }
 
-inline bool is_finite(float v) { return std::isfinite(v); }
-inline bool is_finite(const glm::vec3& v) {
-    return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z);
+inline bool is_finite(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return (bits & 0x7f800000u) != 0x7f800000u;
 }
+inline bool is_finite(double v) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return (bits & 0x7ff0000000000000u) != 0x7ff0000000000000u;
+}
+inline bool is_nan(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return (bits & 0x7fffffffu) > 0x7f800000u;
+}
+inline bool is_nan(double v) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return (bits & 0x7fffffffffffffffu) > 0x7ff0000000000000u;
+}
+inline bool is_finite(const glm::vec3& v) { return is_finite(v.x) && is_finite(v.y) && is_finite(v.z); }
 inline bool is_finite(const glm::vec4& v) {
-    return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z) && std::isfinite(v.w);
+    return is_finite(v.x) && is_finite(v.y) && is_finite(v.z) && is_finite(v.w);
 }
 inline bool is_finite(const glm::quat& q) {
-    return std::isfinite(q.w) && std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z);
+    return is_finite(q.w) && is_finite(q.x) && is_finite(q.y) && is_finite(q.z);
 }
 inline bool is_finite(const glm::mat4& m) {
     return is_finite(m[0]) && is_finite(m[1]) && is_finite(m[2]) && is_finite(m[3]);
@@ -40,7 +59,7 @@ inline bool is_finite(const glm::mat4& m) {
 
 inline glm::quat normalize_or_identity(const glm::quat& q) {
     const float len = std::sqrt(quat_dot(q, q));
-    if (!(len > 0.0f) || !std::isfinite(len)) return glm::identity<glm::quat>();
+    if (!is_finite(len) || !(len > 0.0f)) return glm::identity<glm::quat>();
     const float inv = 1.0f / len;
     return make_quat(q.w * inv, q.x * inv, q.y * inv, q.z * inv);
 }

@@ -56,7 +56,7 @@ inline void player::reset() { reset_to_bind(*skeleton_, local_); }
 inline status player::blend(const char* name, double time, bool loop, float weight) {
     const result<std::size_t> set = find(name);
     if (!set) return set.error();
-    if (!std::isfinite(time))
+    if (!is_finite(time))
         return impl::make_error(errc::non_finite, "player::blend: time is NaN or infinite");
     const clip& c = (*clips_)[*set];
     const double t = wrap_time(time, double(c.duration), loop ? wrap_mode::loop_inclusive : wrap_mode::clamp);
@@ -68,7 +68,7 @@ inline void player::update_hierarchy(const glm::mat4& root) { local_to_model(*sk
 inline status player::set_animation(const char* name, double start_time) {
     const result<std::size_t> set = find(name);
     if (!set) return set.error();
-    if (!std::isfinite(start_time))
+    if (!is_finite(start_time))
         return impl::make_error(errc::non_finite, "player::set_animation: start time is NaN or infinite");
     current_ = *set;
     start_ = start_time;
@@ -77,18 +77,18 @@ inline status player::set_animation(const char* name, double start_time) {
 }
 
 inline void player::reset_animation(double start_time) {
-    if (!std::isfinite(start_time)) return;
+    if (!is_finite(start_time)) return;
     start_ = start_time;
     if (target_ != no_set_) target_start_ = start_time;
 }
 
 inline status player::fade_to(const char* name, double time, double duration) {
-    if (!std::isfinite(duration))
+    if (!is_finite(duration))
         return impl::make_error(errc::non_finite, "player::fade_to: duration is NaN or infinite");
     if (current_ >= clips_->size() || duration <= 0.0) return set_animation(name, time);
     const result<std::size_t> set = find(name);
     if (!set) return set.error();
-    if (!std::isfinite(time))
+    if (!is_finite(time))
         return impl::make_error(errc::non_finite, "player::fade_to: time is NaN or infinite");
     target_ = *set;
     target_start_ = time;
@@ -102,7 +102,7 @@ inline status player::sample_set(std::size_t set, double time, local_pose& out) 
 }
 
 inline status player::update_animation(double time, const glm::mat4& root) {
-    if (!std::isfinite(time))
+    if (!is_finite(time))
         return impl::make_error(errc::non_finite, "player::update_animation: time is NaN or infinite");
     if (target_ != no_set_ && time - target_start_ >= fade_duration_) {
         // The fade is over: the target is the current set.

@@ -72,11 +72,11 @@ constexpr bool is_negative(T v) {
 template <class Time>
 Time wrap_time(Time time, Time length, wrap_mode mode) {
     if constexpr (std::is_floating_point<Time>::value) {
-        if (std::isnan(time) || !(length > Time(0)) || !std::isfinite(length)) return Time(0);
+        if (is_nan(time) || !is_finite(length) || !(length > Time(0))) return Time(0);
         if (mode == wrap_mode::clamp) return std::min(std::max(time, Time(0)), length);
         const Time period = mode == wrap_mode::loop_inclusive ? length + Time(1) : length;
         if (time >= Time(0) && time < period) return time;
-        if (!std::isfinite(time)) return Time(0);
+        if (!is_finite(time)) return Time(0);
         Time r = std::fmod(time, period);
         if (r < Time(0)) r += period;
         return r < period ? r : Time(0); // r + period may round up to period

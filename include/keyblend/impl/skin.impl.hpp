@@ -456,7 +456,7 @@ void run_dqs(const lbs_args& a, const dq_bone* palette, std::size_t begin, std::
         const float len = std::sqrt(glm::dot(real, real));
         glm::quat r = glm::identity<glm::quat>();
         glm::vec3 t(0.0f);
-        if (len > 0.0f && std::isfinite(len)) {
+        if (is_finite(len) && len > 0.0f) {
             real /= len;
             dual /= len;
             r = make_quat(real.w, real.x, real.y, real.z);
@@ -697,7 +697,7 @@ inline status normalize_weights(std::size_t k, strided_span<float> weights,
         const std::size_t c = counts.empty() ? k : std::min<std::size_t>(counts(v), k);
         float sum = 0.0f;
         for (std::size_t i = 0; i < c; ++i) sum += weights(v, i);
-        if (!std::isfinite(sum) || sum == 0.0f) {
+        if (!is_finite(sum) || sum == 0.0f) {
             if (out)
                 out = impl::make_error(errc::not_normalized,
                                        "vertex " + std::to_string(v) + ": weights sum to " +
