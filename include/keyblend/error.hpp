@@ -4,13 +4,26 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <atomic>
 #include <cstddef>
-#include <sstream>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
+
+// KEYBLEND_NO_EXCEPTIONS: defined when the compiler has exceptions switched off (-fno-exceptions,
+// MSVC without /EHsc), or by a program that wants the no-exception behaviour anyway. keyblend
+// itself never needs exceptions: loaders and validators report bad input in a `result`. Only two
+// things throw when exceptions exist, and call the fatal handler instead without them (see
+// set_fatal_handler): `result::value()` on a result holding an error, and a failed KEYBLEND_ASSERT
+// in a build with KEYBLEND_ENABLE_ASSERTS. Define it the same way in every file of a program.
+#if !defined(KEYBLEND_NO_EXCEPTIONS) &&                                                            \
+    !(defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND))
+#define KEYBLEND_NO_EXCEPTIONS
+#endif
 
 namespace keyblend {
 
@@ -42,8 +55,8 @@ struct error {
     std::size_t index = no_index;
 };
 
-/// Thrown by `result::value()` on a result that holds an error, and by the assertion handler that
-/// tests install. Never thrown by the library on its own.
+/// Thrown by `result::value()` on a result that holds an error (when exceptions are on; see
+/// KEYBLEND_NO_EXCEPTIONS). Never thrown by the library on its own.
 class bad_result_access : public std::runtime_error {
 public:
     explicit bad_result_access(const keyblend::error& e) : std::runtime_error(e.message), error_(e) {}
@@ -52,6 +65,49 @@ public:
 private:
     keyblend::error error_;
 };
+
+/// Called, in a build without exceptions, when a program uses the value of a result that holds an
+/// error or when a KEYBLEND_ASSERT fails (with KEYBLEND_ENABLE_ASSERTS); `e` says what (for an
+/// assertion: errc::invalid_argument, and "file:line: message (condition)"). Both are bugs in the
+/// calling program, so keyblend does not continue: when the handler returns, std::abort() follows.
+/// A handler may log, break into a debugger, or leave by longjmp or by ending the process.
+using fatal_handler = void (*)(const error& e);
+
+/// Installs `handler` (nullptr restores the default, which writes "keyblend: <message>" to stderr)
+/// and returns the previous one. Thread-safe; the handler is process-wide.
+inline fatal_handler set_fatal_handler(fatal_handler handler) noexcept;
+
+namespace impl {
+inline std::atomic<fatal_handler>& fatal_handler_slot() noexcept {
+    static std::atomic<fatal_handler> slot{nullptr};
+    return slot;
+}
+
+/// Reports `e` through the fatal handler and aborts.
+[[noreturn]] inline void fatal(const error& e) noexcept {
+    if (fatal_handler h = fatal_handler_slot().load()) {
+        h(e);
+    } else {
+        std::fputs("keyblend: ", stderr);
+        std::fputs(e.message.c_str(), stderr);
+        std::fputc('\n', stderr);
+        std::fflush(stderr);
+    }
+    std::abort();
+}
+
+[[noreturn]] inline void bad_access(const error& e) {
+#if defined(KEYBLEND_NO_EXCEPTIONS)
+    fatal(e);
+#else
+    throw bad_result_access(e);
+#endif
+}
+} // namespace impl
+
+inline fatal_handler set_fatal_handler(fatal_handler handler) noexcept {
+    return impl::fatal_handler_slot().exchange(handler);
+}
 
 /// A value or an error. Loaders and validators return it; nothing in keyblend throws on bad data.
 ///
@@ -70,7 +126,8 @@ public:
     bool has_value() const noexcept { return state_.index() == 0; }
     explicit operator bool() const noexcept { return has_value(); }
 
-    /// The value; throws `bad_result_access` (carrying the error) when there is none.
+    /// The value. When there is none: throws `bad_result_access` (carrying the error), or without
+    /// exceptions reports the error through the fatal handler and aborts.
     T& value() & { check(); return std::get<0>(state_); }
     const T& value() const& { check(); return std::get<0>(state_); }
     T&& value() && { check(); return std::get<0>(std::move(state_)); }
@@ -87,7 +144,7 @@ public:
 
 private:
     void check() const {
-        if (!has_value()) throw bad_result_access(std::get<1>(state_));
+        if (!has_value()) impl::bad_access(std::get<1>(state_));
     }
     std::variant<T, keyblend::error> state_;
 };
@@ -101,9 +158,9 @@ public:
 
     bool has_value() const noexcept { return !failed_; }
     explicit operator bool() const noexcept { return !failed_; }
-    /// Throws `bad_result_access` when this holds an error.
+    /// Nothing on success; on an error, what `result<T>::value()` does.
     void value() const {
-        if (failed_) throw bad_result_access(error_);
+        if (failed_) impl::bad_access(error_);
     }
     /// Precondition: !has_value().
     const keyblend::error& error() const { return error_; }
@@ -122,25 +179,28 @@ inline error make_error(errc code, std::string message, std::size_t index = erro
 }
 
 /// A float for an error message, with enough digits to tell it from its neighbours.
-inline std::string float_to_string(float v) {
-    std::ostringstream o;
-    o.precision(9);
-    o << v;
-    return o.str();
+inline std::string float_to_string(double v, int digits = 9) {
+    char text[40];
+    std::snprintf(text, sizeof text, "%.*g", digits, v);
+    return text;
+}
+inline std::string float_to_string(float v, int digits = 9) {
+    return float_to_string(static_cast<double>(v), digits);
 }
 } // namespace impl
 
 // ---------------------------------------------------------------------------------------------
 // KEYBLEND_ASSERT(condition, message): preconditions inside hot loops.
 //
-// Compiled out unless KEYBLEND_ENABLE_ASSERTS is defined, in which case a failed condition throws
-// keyblend::assertion_failure (the tests build this way). A program may instead define
-// KEYBLEND_ASSERT itself, before including any keyblend header, to route failures elsewhere. Every function documents what
+// Compiled out unless KEYBLEND_ENABLE_ASSERTS is defined. Then a failed condition throws
+// keyblend::assertion_failure (the tests build this way), or, without exceptions, calls the fatal
+// handler (set_fatal_handler) and aborts. A program may instead define KEYBLEND_ASSERT itself,
+// before including any keyblend header, to route failures elsewhere. Every function documents what
 // it does when its preconditions are broken with asserts compiled out: keyblend never relies on an
 // assertion to stay within memory bounds.
 // ---------------------------------------------------------------------------------------------
 
-/// Thrown by the default assertion handler.
+/// Thrown by the default assertion handler when exceptions are on.
 class assertion_failure : public std::logic_error {
 public:
     using std::logic_error::logic_error;
@@ -149,8 +209,13 @@ public:
 namespace impl {
 [[noreturn]] inline void assert_failed(const char* condition, const char* message, const char* file,
                                        int line) {
-    throw assertion_failure(std::string(file) + ":" + std::to_string(line) + ": " + message + " (" +
-                            condition + ")");
+    std::string what = std::string(file) + ":" + std::to_string(line) + ": " + message + " (" +
+                       condition + ")";
+#if defined(KEYBLEND_NO_EXCEPTIONS)
+    fatal(make_error(errc::invalid_argument, std::move(what)));
+#else
+    throw assertion_failure(what);
+#endif
 }
 } // namespace impl
 

@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <sstream>
+#include <string>
 
 namespace keyblend {
 namespace impl {
@@ -11,20 +11,17 @@ namespace impl {
 template <class Time>
 bool time_is_finite(Time t) {
     if constexpr (std::is_floating_point<Time>::value)
-        return std::isfinite(t);
+        return is_finite(t);
     else
         return true;
 }
 
 template <class Time>
 std::string time_to_string(Time t) {
-    std::ostringstream s;
-    s.precision(9);
     if constexpr (std::is_floating_point<Time>::value)
-        s << t;
+        return float_to_string(t);
     else
-        s << +t; // integers print as numbers, including 8-bit ones
-    return s.str();
+        return std::to_string(+t); // integers print as numbers, including 8-bit ones
 }
 
 inline bool is_unit(const glm::quat& q, float tolerance) {
@@ -61,12 +58,10 @@ status validate_track(const track<Value, Time>& t) {
                                     i);
         if constexpr (std::is_same<Value, glm::quat>::value) {
             if (!impl::is_unit(t.value(i), traits::unit_tolerance)) {
-                std::ostringstream len;
-                len.precision(6);
-                len << std::sqrt(quat_dot(t.value(i), t.value(i)));
+                const float len = std::sqrt(quat_dot(t.value(i), t.value(i)));
                 return impl::make_error(errc::not_normalized,
-                                        where + ": rotation is not unit length (|q| = " + len.str() +
-                                            ")",
+                                        where + ": rotation is not unit length (|q| = " +
+                                            impl::float_to_string(len, 6) + ")",
                                         i);
             }
         }
