@@ -1,20 +1,78 @@
-# Builds and runs tests/consumer against keyblend, through add_subdirectory (MODE=subdirectory)
-# or through an installed package (MODE=installed: cmake --install into WORK_DIR/prefix first).
+# Builds and runs tests/consumer against keyblend in one MODE (see tests/consumer/CMakeLists.txt):
+# installed / installed_core install keyblend into WORK_DIR first (installed_core from a
+# configure-only build of keyblend without io), and check that asking the package for a component
+# it lacks, or one that does not exist, fails with a message saying so; subdirectory and
+# vendored_glm build keyblend as a subproject, and vendored_glm checks that the parent's
+# `cmake --install` installs the parent's files and none of keyblend's.
 cmake_minimum_required(VERSION 3.16)
 
 include("${CMAKE_CURRENT_LIST_DIR}/../run_command.cmake")
 
 file(REMOVE_RECURSE "${WORK_DIR}")
-set(args -S "${KEYBLEND_SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build" -G "${CMAKE_GENERATOR}"
+set(consumer "${KEYBLEND_SOURCE_DIR}/tests/consumer")
+set(args -S "${consumer}" -B "${WORK_DIR}/build" -G "${CMAKE_GENERATOR}"
          -DKEYBLEND_CONSUMER_MODE=${MODE} -DKEYBLEND_SOURCE_DIR=${KEYBLEND_SOURCE_DIR})
-if(MODE STREQUAL "installed")
-  run(${CMAKE_COMMAND} --install "${KEYBLEND_BINARY_DIR}" --prefix "${WORK_DIR}/prefix")
-  if(NOT EXISTS "${WORK_DIR}/prefix/include/keyblend/keyblend.hpp")
+
+# expect_configure_failure(<message regex> <cmake args...>): configuring must fail, saying so.
+function(expect_configure_failure expected)
+  execute_process(COMMAND ${CMAKE_COMMAND} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "configuring succeeded, but should fail with '${expected}': ${ARGN}")
+  endif()
+  if(NOT "${out}${err}" MATCHES "${expected}")
+    message(FATAL_ERROR "configuring failed without saying '${expected}':\n${out}${err}")
+  endif()
+  message(STATUS "fails as it should: ${expected}")
+endfunction()
+
+if(MODE MATCHES "^installed")
+  set(prefix "${WORK_DIR}/prefix")
+  if(MODE STREQUAL "installed")
+    run(${CMAKE_COMMAND} --install "${KEYBLEND_BINARY_DIR}" --prefix "${prefix}")
+  else()
+    # Header-only without io: configuring and installing builds nothing.
+    run(${CMAKE_COMMAND} -S "${KEYBLEND_SOURCE_DIR}" -B "${WORK_DIR}/keyblend-core" -G "${CMAKE_GENERATOR}"
+        -DKEYBLEND_BUILD_IO=OFF -DKEYBLEND_BUILD_TESTS=OFF -DKEYBLEND_BUILD_BENCH=OFF
+        -DKEYBLEND_BUILD_EXAMPLES=OFF)
+    run(${CMAKE_COMMAND} --install "${WORK_DIR}/keyblend-core" --prefix "${prefix}")
+  endif()
+  if(NOT EXISTS "${prefix}/include/keyblend/keyblend.hpp")
     message(FATAL_ERROR "the install did not put the headers in the prefix")
   endif()
-  list(APPEND args "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix")
+  list(APPEND args "-DCMAKE_PREFIX_PATH=${prefix}")
+
+  # A package asked for a component it does not have, or that does not exist, fails clearly.
+  set(probe "${WORK_DIR}/probe")
+  file(MAKE_DIRECTORY "${probe}")
+  foreach(component nonsense io)
+    if(component STREQUAL "io" AND MODE STREQUAL "installed")
+      continue()
+    endif()
+    file(WRITE "${probe}/${component}/CMakeLists.txt"
+         "cmake_minimum_required(VERSION 3.16)\nproject(probe LANGUAGES CXX)\n"
+         "find_package(keyblend CONFIG REQUIRED COMPONENTS ${component})\n")
+    if(component STREQUAL "io")
+      set(expected "component 'io' was not built into this installation of keyblend")
+    else()
+      set(expected "unknown component 'nonsense' \\(keyblend's components: io")
+    endif()
+    expect_configure_failure("${expected}" -S "${probe}/${component}" -B "${probe}/${component}/build"
+                             -G "${CMAKE_GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}")
+  endforeach()
 endif()
+
 run(${CMAKE_COMMAND} ${args})
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/consumer")
-run("${WORK_DIR}/build/consumer_io")
+if(NOT MODE STREQUAL "installed_core")
+  run("${WORK_DIR}/build/consumer_io")
+endif()
+
+if(MODE STREQUAL "vendored_glm")
+  # The parent's install: its own program, and nothing of keyblend's.
+  run(${CMAKE_COMMAND} --install "${WORK_DIR}/build" --prefix "${WORK_DIR}/parent-prefix")
+  file(GLOB_RECURSE installed RELATIVE "${WORK_DIR}/parent-prefix" "${WORK_DIR}/parent-prefix/*")
+  if(NOT installed STREQUAL "bin/consumer")
+    message(FATAL_ERROR "the parent's install holds more than its own program: ${installed}")
+  endif()
+endif()
