@@ -43,7 +43,7 @@ if(MODE STREQUAL "build")
   run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/d3d9" -B "${build_dir}" -G "${GENERATOR}"
       "-DCMAKE_TOOLCHAIN_FILE=${SOURCE_DIR}/cmake/mingw-w64-x86_64.cmake" -DCMAKE_BUILD_TYPE=Release
       "-DKEYBLEND_SOURCE_DIR=${SOURCE_DIR}" "-DKEYBLEND_HOST_INCLUDES=${HOST_INCLUDES}"
-      "-DKEYBLEND_DATA_DIR_WINE=${data_dir_wine}")
+      "-DKEYBLEND_DATA_DIR_WINE=${data_dir_wine}" "-DKEYBLEND_README_SNIPPETS=${README_SNIPPETS}")
   run(${CMAKE_COMMAND} --build "${build_dir}" --parallel 2)
   return()
 endif()
