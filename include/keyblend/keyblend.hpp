@@ -8,6 +8,7 @@
 #include "error.hpp"
 #include "key.hpp"
 #include "math.hpp"
+#include "motion.hpp"
 #include "player.hpp"
 #include "pose.hpp"
 #include "sample.hpp"
