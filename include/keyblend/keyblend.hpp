@@ -6,6 +6,7 @@
 #include "blend.hpp"
 #include "clip.hpp"
 #include "error.hpp"
+#include "ik.hpp"
 #include "key.hpp"
 #include "math.hpp"
 #include "motion.hpp"

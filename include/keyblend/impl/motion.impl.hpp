@@ -4,6 +4,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "gameplay_math.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -33,33 +35,6 @@ inline glm::mat4 to_matrix(const rigid_transform& r) {
 }
 
 namespace impl {
-
-/// The rotation about the unit axis `axis` in q (the twist of q's swing-twist decomposition), or
-/// the identity where it is undefined.
-inline glm::quat twist_about(const glm::quat& q, const glm::vec3& axis) {
-    const float along = q.x * axis.x + q.y * axis.y + q.z * axis.z;
-    const float len = std::sqrt(q.w * q.w + along * along);
-    if (!(len > 1e-6f)) return glm::identity<glm::quat>();
-    return make_quat(q.w / len, along * axis.x / len, along * axis.y / len, along * axis.z / len);
-}
-
-/// `q` flipped onto the hemisphere of `reference` (same rotation, dot >= 0).
-inline glm::quat same_hemisphere(const glm::quat& q, const glm::quat& reference) {
-    return quat_dot(q, reference) < 0.0f ? -q : q;
-}
-
-/// The rotation `a * R(q) * a^-1`, as a quaternion, for a 3x3 matrix `a` that is a similarity
-/// (rotation times uniform scale, possibly mirrored): the same angle about the axis `a` maps q's
-/// axis to (reversed when `a` mirrors).
-inline glm::quat conjugate_by(const glm::quat& q, const glm::mat3& a) {
-    const glm::vec3 v(q.x, q.y, q.z);
-    const float len = glm::length(v);
-    glm::vec3 image = a * v;
-    const float image_len = glm::length(image);
-    if (!(len > 0.0f) || !(image_len > 0.0f)) return glm::identity<glm::quat>();
-    image *= (glm::determinant(a) < 0.0f ? -len : len) / image_len;
-    return make_quat(q.w, image.x, image.y, image.z);
-}
 
 /// motion_cursor's state, read and written by the functions below only.
 struct motion_access {
