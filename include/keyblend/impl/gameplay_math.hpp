@@ -106,30 +106,37 @@ KEYBLEND_FORCE_INLINE glm::quat in_frame(const glm::quat& q, const glm::mat3& a)
 
 /// The shortest rotation taking the direction of `from` to the direction of `to` (any lengths). For
 /// opposite directions, half a turn about an axis perpendicular to `from`; the identity when either
-/// is zero.
+/// is zero. Precise at every angle: the half-angle quaternion (|f||t| + f.t, f x t) loses the
+/// angle to cancellation as the vectors turn opposite, so beyond a right angle the same rotation
+/// is formed as (|f x t|, (|f||t| - f.t) (f x t) / |f x t|).
 KEYBLEND_FORCE_INLINE glm::quat rotation_between(const glm::vec3& from, const glm::vec3& to) {
     const float norms = std::sqrt(glm::dot(from, from) * glm::dot(to, to));
     if (!(norms > 0.0f)) return glm::identity<glm::quat>();
-    const float w = norms + glm::dot(from, to);
-    if (w <= 1e-6f * norms) {
+    const float d = glm::dot(from, to);
+    const glm::vec3 v = glm::cross(from, to);
+    if (d >= 0.0f) return qnormalize(make_quat(norms + d, v.x, v.y, v.z));
+    const float sine = std::sqrt(glm::dot(v, v));
+    if (!(sine > 1e-6f * norms)) {
         // Opposite: any axis perpendicular to `from`.
         const glm::vec3 a = std::fabs(from.x) > std::fabs(from.z) ? glm::vec3(-from.y, from.x, 0.0f)
                                                                     : glm::vec3(0.0f, -from.z, from.y);
         return qnormalize(make_quat(0.0f, a.x, a.y, a.z));
     }
-    const glm::vec3 v = glm::cross(from, to);
-    return qnormalize(make_quat(w, v.x, v.y, v.z));
+    const glm::vec3 axis = v * ((norms - d) / sine);
+    return qnormalize(make_quat(sine, axis.x, axis.y, axis.z));
 }
 
 /// The rotation about the unit `axis` by the angle t whose cosine and sine are proportional to `c`
 /// and `s` (c = k cos t, s = k sin t for some k > 0): no trigonometry, since (k + c, s * axis) is
-/// that rotation's quaternion up to length (its half angle), exact for small angles too. Half a
-/// turn where k + c vanishes; the identity where c and s are both 0.
+/// that rotation's quaternion up to length (its half angle), or equally, and without cancellation
+/// when the angle is beyond a right angle, (s, (k - c) * axis). The identity where c and s are
+/// both 0.
 KEYBLEND_FORCE_INLINE glm::quat turn_about(const glm::vec3& axis, float c, float s) {
     const float k = std::sqrt(c * c + s * s);
     if (!(k > 0.0f)) return glm::identity<glm::quat>();
-    if (!(k + c > 1e-7f * k)) return make_quat(0.0f, axis.x, axis.y, axis.z);
-    return qnormalize(make_quat(k + c, s * axis.x, s * axis.y, s * axis.z));
+    if (c >= 0.0f) return qnormalize(make_quat(k + c, s * axis.x, s * axis.y, s * axis.z));
+    const float m = k - c;
+    return qnormalize(make_quat(s, m * axis.x, m * axis.y, m * axis.z));
 }
 
 } // namespace impl

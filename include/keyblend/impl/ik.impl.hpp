@@ -90,7 +90,7 @@ inline two_bone_solution solve_two_bone(const glm::mat4& start_model, const glm:
         const float k = d >= chain ? 1.0f : d <= shortest ? -1.0f : std::min(std::max((d * d - k0) * half_inv_r, -1.0f), 1.0f);
         const float k_target = (dt * dt - k0) * half_inv_r;
         in_range = k_target >= -1.0f - 1e-5f && k_target <= 1.0f + 1e-5f;
-        const float c0 = ca * inv_r, s0 = cb * inv_r, sk = std::sqrt(std::max(1.0f - k * k, 0.0f));
+        const float c0 = ca * inv_r, s0 = cb * inv_r, sk = std::sqrt(std::max((1.0f - k) * (1.0f + k), 0.0f));
         cos_phi = c0 * k - s0 * sk;
         sin_phi = s0 * k + c0 * sk;
     }
