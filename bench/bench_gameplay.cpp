@@ -93,17 +93,10 @@ void check_ik() {
     double worst_keyblend = 0.0, worst_reference = 0.0, worst_aim_keyblend = 0.0, worst_aim_reference = 0.0;
     std::vector<glm::mat4> after;
     for (const ik_problem& p : leg_problems()) {
-        keyblend::local_pose pose = p.pose;
-        keyblend::two_bone_ik_job job;
-        job.skeleton = &s;
-        job.model = p.model.data();
-        job.model_size = p.model.size();
-        job.pose = &pose;
-        job.start_joint = kbbench::thigh;
-        job.mid_joint = kbbench::knee;
-        job.end_joint = kbbench::ankle;
-        job.target = p.target;
-        job.pole_vector = p.pole;
+        ik_problem q = p;
+        keyblend::local_pose& pose = q.pose;
+        keyblend::two_bone_ik_job job = kbbench::leg_job(q);
+        job.mid_axis = glm::vec3(0.0f); // (the reference derives the hinge from the bones)
         bool reached = false;
         job.reached = &reached;
         if (!job.run()) std::abort();
@@ -120,21 +113,13 @@ void check_ik() {
         worst_reference = std::max(worst_reference, double(glm::distance(glm::vec3(after[kbbench::ankle][3]), p.target)));
     }
     for (const ik_problem& p : head_problems()) {
-        keyblend::local_pose pose = p.pose;
-        keyblend::aim_ik_job job;
-        job.skeleton = &s;
-        job.model = p.model.data();
-        job.model_size = p.model.size();
-        job.pose = &pose;
-        job.joint = kbbench::head;
-        job.target = p.target;
-        job.forward = kbbench::head_forward;
-        job.up = kbbench::head_up;
-        job.pole_vector = p.pole;
+        ik_problem q = p;
+        keyblend::local_pose& pose = q.pose;
+        const keyblend::aim_ik_job job = kbbench::head_job(q);
         if (!job.run()) std::abort();
         const glm::mat4 root = p.model[0] * glm::inverse(keyblend::to_matrix(p.pose.get(0)));
-        const auto miss = [&](const keyblend::local_pose& q) {
-            keyblend::local_to_model(s, q, after, root);
+        const auto miss = [&](const keyblend::local_pose& posed) {
+            keyblend::local_to_model(s, posed, after, root);
             const glm::vec3 f = glm::normalize(glm::mat3(after[kbbench::head]) * kbbench::head_forward);
             const glm::vec3 to = glm::normalize(p.target - glm::vec3(after[kbbench::head][3]));
             return double(std::atan2(glm::length(glm::cross(f, to)), glm::dot(f, to)));
@@ -158,27 +143,10 @@ void set_rate(benchmark::State& state, const char* unit) {
 }
 
 void bm_two_bone_keyblend(benchmark::State& state) {
-    const keyblend::skeleton& s = kbbench::biped();
     std::vector<ik_problem> problems = leg_problems();
-    std::size_t i = 0;
-    for (auto _ : state) {
-        ik_problem& p = problems[i];
-        i = (i + 1) % problems.size();
-        keyblend::two_bone_ik_job job;
-        job.skeleton = &s;
-        job.model = p.model.data();
-        job.model_size = p.model.size();
-        job.pose = &p.pose;
-        job.start_joint = kbbench::thigh;
-        job.mid_joint = kbbench::knee;
-        job.end_joint = kbbench::ankle;
-        job.target = p.target;
-        job.pole_vector = p.pole;
-        job.mid_axis = kbbench::knee_axis;
-        benchmark::DoNotOptimize(job.run());
-        benchmark::ClobberMemory();
-    }
-    set_rate(state, "solves/s");
+    std::vector<keyblend::two_bone_ik_job> jobs;
+    for (ik_problem& p : problems) jobs.push_back(kbbench::leg_job(p));
+    kbbench::run_jobs(state, jobs);
 }
 
 void bm_two_bone_reference(benchmark::State& state) {
@@ -200,26 +168,10 @@ void bm_two_bone_reference(benchmark::State& state) {
 }
 
 void bm_aim_keyblend(benchmark::State& state) {
-    const keyblend::skeleton& s = kbbench::biped();
     std::vector<ik_problem> problems = head_problems();
-    std::size_t i = 0;
-    for (auto _ : state) {
-        ik_problem& p = problems[i];
-        i = (i + 1) % problems.size();
-        keyblend::aim_ik_job job;
-        job.skeleton = &s;
-        job.model = p.model.data();
-        job.model_size = p.model.size();
-        job.pose = &p.pose;
-        job.joint = kbbench::head;
-        job.target = p.target;
-        job.forward = kbbench::head_forward;
-        job.up = kbbench::head_up;
-        job.pole_vector = p.pole;
-        benchmark::DoNotOptimize(job.run());
-        benchmark::ClobberMemory();
-    }
-    set_rate(state, "solves/s");
+    std::vector<keyblend::aim_ik_job> jobs;
+    for (ik_problem& p : problems) jobs.push_back(kbbench::head_job(p));
+    kbbench::run_jobs(state, jobs);
 }
 
 void bm_aim_reference(benchmark::State& state) {

@@ -4,6 +4,8 @@
 
 #include <keyblend/keyblend.hpp>
 
+#include <benchmark/benchmark.h>
+
 #include <cmath>
 #include <random>
 #include <vector>
@@ -72,6 +74,45 @@ inline std::vector<ik_problem> ik_problems(std::size_t n, bool leg) {
         p.pole = direction();
     }
     return out;
+}
+
+/// The jobs the benchmarks run on a problem: the leg (thigh, knee, ankle; the knee's hinge given,
+/// as ozz needs it) and the head (forward +z, up +y).
+inline keyblend::ik_buffers buffers(ik_problem& p) {
+    return {&biped(), p.model.data(), p.model.size(), &p.pose};
+}
+inline keyblend::two_bone_ik_job leg_job(ik_problem& p) {
+    keyblend::two_bone_ik_job job;
+    static_cast<keyblend::ik_buffers&>(job) = buffers(p);
+    job.start_joint = thigh;
+    job.mid_joint = knee;
+    job.end_joint = ankle;
+    job.target = p.target;
+    job.pole_vector = p.pole;
+    job.mid_axis = knee_axis;
+    return job;
+}
+inline keyblend::aim_ik_job head_job(ik_problem& p) {
+    keyblend::aim_ik_job job;
+    static_cast<keyblend::ik_buffers&>(job) = buffers(p);
+    job.joint = head;
+    job.target = p.target;
+    job.forward = head_forward;
+    job.up = head_up;
+    job.pole_vector = p.pole;
+    return job;
+}
+
+/// Runs one job per iteration, cycling through `jobs`, and reports solves/s.
+template <class Job>
+void run_jobs(benchmark::State& state, const std::vector<Job>& jobs) {
+    std::size_t i = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(jobs[i].run());
+        i = (i + 1) % jobs.size();
+        benchmark::ClobberMemory();
+    }
+    state.counters["solves/s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 /// A one-second walk (4800 ticks, looping) whose root motion travels 1.4 along z while turning

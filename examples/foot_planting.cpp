@@ -221,6 +221,7 @@ void plant_feet(rig& r, const keyblend::player& p, const glm::mat4& placement, k
     const glm::mat4 root = glm::translate(glm::mat4(1.0f), glm::vec3(0.0f, r.body_lift, 0.0f)) * placement;
     keyblend::local_to_model(s, pose, model, root);
     const glm::vec3 forward = glm::normalize(glm::vec3(placement * glm::vec4(0, 0, -1, 0)));
+    const keyblend::ik_buffers posed{&s, model.data(), model.size(), &pose};
     for (leg& l : r.legs) {
         const float contact = p.float_channel_values()[l.contact];
         // The animated foot, kept at its height above the flat ground but over the real ground;
@@ -232,10 +233,7 @@ void plant_feet(rig& r, const keyblend::player& p, const glm::mat4& placement, k
         target.y = r.world_ground.height(target.z) + r.ground + placement[3].y + clearance;
 
         keyblend::two_bone_ik_job ik;
-        ik.skeleton = &s;
-        ik.model = model.data();
-        ik.model_size = model.size();
-        ik.pose = &pose;
+        static_cast<keyblend::ik_buffers&>(ik) = posed;
         ik.start_joint = l.thigh;
         ik.mid_joint = l.calf;
         ik.end_joint = l.foot;
@@ -255,10 +253,7 @@ void plant_feet(rig& r, const keyblend::player& p, const glm::mat4& placement, k
         glm::vec3 toe = glm::vec3(model[l.toe][3]) - foot_at;
         toe -= glm::dot(toe, n) * n;
         keyblend::aim_ik_job sole;
-        sole.skeleton = &s;
-        sole.model = model.data();
-        sole.model_size = model.size();
-        sole.pose = &pose;
+        static_cast<keyblend::ik_buffers&>(sole) = posed;
         sole.joint = l.foot;
         sole.target = foot_at + toe;
         sole.forward = l.toe_axis;

@@ -63,12 +63,10 @@ struct leg_fixture {
     glm::vec3 at(std::size_t j) const { return glm::vec3(model[j][3]); }
     float l1() const { return glm::length(at(knee) - at(thigh)); }
     float l2() const { return glm::length(at(ankle) - at(knee)); }
+    ik_buffers buffers() { return {&s, model.data(), model.size(), &pose}; }
     two_bone_ik_job leg(glm::vec3 target) {
         two_bone_ik_job job;
-        job.skeleton = &s;
-        job.model = model.data();
-        job.model_size = model.size();
-        job.pose = &pose;
+        static_cast<ik_buffers&>(job) = buffers();
         job.start_joint = thigh;
         job.mid_joint = knee;
         job.end_joint = ankle;
@@ -77,10 +75,7 @@ struct leg_fixture {
     }
     aim_ik_job aim(glm::vec3 target) {
         aim_ik_job job;
-        job.skeleton = &s;
-        job.model = model.data();
-        job.model_size = model.size();
-        job.pose = &pose;
+        static_cast<ik_buffers&>(job) = buffers();
         job.joint = head;
         job.target = target;
         job.forward = glm::vec3(0, 0, 1);

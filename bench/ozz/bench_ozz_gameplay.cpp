@@ -79,35 +79,6 @@ const std::vector<ik_problem>& problems(bool leg) {
     return leg ? legs : heads;
 }
 
-keyblend::two_bone_ik_job leg_job(ik_problem& p) {
-    keyblend::two_bone_ik_job job;
-    job.skeleton = &kbbench::biped();
-    job.model = p.model.data();
-    job.model_size = p.model.size();
-    job.pose = &p.pose;
-    job.start_joint = kbbench::thigh;
-    job.mid_joint = kbbench::knee;
-    job.end_joint = kbbench::ankle;
-    job.target = p.target;
-    job.pole_vector = p.pole;
-    job.mid_axis = kbbench::knee_axis;
-    return job;
-}
-
-keyblend::aim_ik_job head_job(ik_problem& p) {
-    keyblend::aim_ik_job job;
-    job.skeleton = &kbbench::biped();
-    job.model = p.model.data();
-    job.model_size = p.model.size();
-    job.pose = &p.pose;
-    job.joint = kbbench::head;
-    job.target = p.target;
-    job.forward = kbbench::head_forward;
-    job.up = kbbench::head_up;
-    job.pole_vector = p.pole;
-    return job;
-}
-
 // ozz's mid_axis opens the joint where keyblend's bends it.
 const om::SimdFloat4 ozz_knee_axis = to_ozz(-kbbench::knee_axis, 0.0f);
 
@@ -155,12 +126,12 @@ void check() {
             const glm::mat4 root = p.model[0] * glm::inverse(keyblend::to_matrix(p.pose.get(0)));
             bool reached_k = false, reached_o = false;
             if (leg) {
-                keyblend::two_bone_ik_job job = leg_job(mine[i]);
+                keyblend::two_bone_ik_job job = kbbench::leg_job(mine[i]);
                 job.reached = &reached_k;
                 if (!job.run()) std::abort();
                 ozz_two_bone(theirs[i], &reached_o);
             } else {
-                keyblend::aim_ik_job job = head_job(mine[i]);
+                keyblend::aim_ik_job job = kbbench::head_job(mine[i]);
                 job.reached = &reached_k;
                 if (!job.run()) std::abort();
                 ozz_aim(theirs[i], &reached_o);
@@ -200,53 +171,29 @@ void set_rate(benchmark::State& state) {
     state.counters["solves/s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-void bm_two_bone_keyblend(benchmark::State& state) {
-    std::vector<ik_problem> p = problems(true);
-    std::vector<keyblend::two_bone_ik_job> jobs;
-    for (ik_problem& q : p) jobs.push_back(leg_job(q));
-    std::size_t i = 0;
-    for (auto _ : state) {
-        benchmark::DoNotOptimize(jobs[i].run());
-        i = (i + 1) % jobs.size();
-        benchmark::ClobberMemory();
-    }
-    set_rate(state);
+template <class Job, class Make>
+void bm_keyblend(benchmark::State& state, bool leg, Make make) {
+    std::vector<ik_problem> p = problems(leg);
+    std::vector<Job> jobs;
+    for (ik_problem& q : p) jobs.push_back(make(q));
+    kbbench::run_jobs(state, jobs);
 }
+void bm_two_bone_keyblend(benchmark::State& state) { bm_keyblend<keyblend::two_bone_ik_job>(state, true, kbbench::leg_job); }
+void bm_aim_keyblend(benchmark::State& state) { bm_keyblend<keyblend::aim_ik_job>(state, false, kbbench::head_job); }
 
-void bm_two_bone_ozz(benchmark::State& state) {
-    std::vector<ozz_problem> p = ozz_problems(problems(true), true);
+template <class Solve>
+void bm_ozz(benchmark::State& state, bool leg, Solve solve) {
+    std::vector<ozz_problem> p = ozz_problems(problems(leg), leg);
     std::size_t i = 0;
     for (auto _ : state) {
-        ozz_two_bone(p[i], nullptr);
+        solve(p[i], nullptr);
         i = (i + 1) % p.size();
         benchmark::ClobberMemory();
     }
     set_rate(state);
 }
-
-void bm_aim_keyblend(benchmark::State& state) {
-    std::vector<ik_problem> p = problems(false);
-    std::vector<keyblend::aim_ik_job> jobs;
-    for (ik_problem& q : p) jobs.push_back(head_job(q));
-    std::size_t i = 0;
-    for (auto _ : state) {
-        benchmark::DoNotOptimize(jobs[i].run());
-        i = (i + 1) % jobs.size();
-        benchmark::ClobberMemory();
-    }
-    set_rate(state);
-}
-
-void bm_aim_ozz(benchmark::State& state) {
-    std::vector<ozz_problem> p = ozz_problems(problems(false), false);
-    std::size_t i = 0;
-    for (auto _ : state) {
-        ozz_aim(p[i], nullptr);
-        i = (i + 1) % p.size();
-        benchmark::ClobberMemory();
-    }
-    set_rate(state);
-}
+void bm_two_bone_ozz(benchmark::State& state) { bm_ozz(state, true, ozz_two_bone); }
+void bm_aim_ozz(benchmark::State& state) { bm_ozz(state, false, ozz_aim); }
 
 } // namespace
 

@@ -42,6 +42,20 @@
 
 namespace keyblend {
 
+/// What an IK job reads and corrects: a posed skeleton (both jobs derive from it).
+struct ik_buffers {
+    /// The skeleton the pose and the model matrices belong to.
+    const keyblend::skeleton* skeleton = nullptr;
+    /// The model matrices of `pose` (local_to_model of it): skeleton->size() of them. Only the
+    /// joints the job moves are read. The job does not update them: call
+    /// local_to_model_subtree(skeleton, the first joint it moved, pose, ...) after it.
+    const glm::mat4* model = nullptr;
+    std::size_t model_size = 0;
+    /// The pose to correct: the local rotations of the joints the job moves are rewritten,
+    /// nothing else is touched.
+    local_pose* pose = nullptr;
+};
+
 /// Two-bone IK: turns the start and middle joints of a chain so that its end joint reaches
 /// `target`, the middle joint bending like a hinge and the chain's plane turned toward the pole.
 ///
@@ -66,17 +80,8 @@ namespace keyblend {
 /// keeps the plane the chain has (no turn about that line); a straight chain without `mid_axis`
 /// bends toward the pole vector (or about an arbitrary axis perpendicular to the first bone, if
 /// there is no pole either). NaN and other invalid input is reported by validate().
-struct two_bone_ik_job {
-    /// The skeleton the pose and the model matrices belong to.
-    const keyblend::skeleton* skeleton = nullptr;
-    /// The model matrices of `pose` (local_to_model of it): skeleton->size() of them. Only the
-    /// three joints' are read. The job does not update them: call local_to_model_subtree(skeleton,
-    /// start_joint, pose, ...) after it.
-    const glm::mat4* model = nullptr;
-    std::size_t model_size = 0;
-    /// The pose to correct: the local rotations of start_joint and mid_joint are rewritten, nothing
-    /// else is touched.
-    local_pose* pose = nullptr;
+struct two_bone_ik_job : ik_buffers {
+    /// The chain (see above); the job rewrites the local rotations of the start and middle joints.
     std::size_t start_joint = 0;
     std::size_t mid_joint = 0;
     std::size_t end_joint = 0;
@@ -133,13 +138,8 @@ struct two_bone_ik_job {
 /// `reached` false. An up axis or pole vector that is zero, or parallel to the aim direction,
 /// keeps the joint's roll about that direction (the shortest rotation aims it). A joint whose
 /// model matrix has a zero scale leaves the pose unchanged.
-struct aim_ik_job {
-    /// As in two_bone_ik_job.
-    const keyblend::skeleton* skeleton = nullptr;
-    const glm::mat4* model = nullptr;
-    std::size_t model_size = 0;
-    /// The pose to correct: joint's local rotation is rewritten.
-    local_pose* pose = nullptr;
+struct aim_ik_job : ik_buffers {
+    /// The joint to turn: its local rotation is rewritten.
     std::size_t joint = 0;
 
     /// The point to aim at, in the space of `model`.

@@ -181,6 +181,9 @@ inline void correct_rotation(local_pose& pose, std::size_t j, const glm::quat& c
 
 /// The checks both jobs share: pointers, sizes, weight, and a joint's index, matrix and rotation.
 struct ik_checks {
+    ik_checks(const char* name, const ik_buffers& b)
+        : job(name), s(b.skeleton), model(b.model), model_size(b.model_size), pose(b.pose) {}
+
     const char* job;
     const skeleton* s;
     const glm::mat4* model;
@@ -238,7 +241,7 @@ struct ik_checks {
 } // namespace impl
 
 inline status two_bone_ik_job::validate() const {
-    const impl::ik_checks check{"two_bone_ik_job", skeleton, model, model_size, pose};
+    const impl::ik_checks check{"two_bone_ik_job", *this};
     const auto chained = [&](std::size_t child, std::size_t ancestor) {
         return child != ancestor && skeleton->is_in_subtree(child, ancestor);
     };
@@ -277,7 +280,7 @@ inline status two_bone_ik_job::run() const {
 }
 
 inline status aim_ik_job::validate() const {
-    const impl::ik_checks check{"aim_ik_job", skeleton, model, model_size, pose};
+    const impl::ik_checks check{"aim_ik_job", *this};
     if (check.common_ok(weight) && check.joint_ok(joint) && is_finite(target) && is_finite(forward) &&
         glm::dot(forward, forward) > 0.0f && is_finite(up) && is_finite(pole_vector) && is_finite(offset))
         return {};
