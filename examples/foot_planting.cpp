@@ -366,7 +366,7 @@ int main(int argc, char** argv) {
         placement = keyblend::compose(placement, player.root_motion());
         const glm::mat4 place = keyblend::to_matrix(placement);
         // Footsteps: lock the foot where it comes down (on the ground under it).
-        keyblend::to_local_pose(player.local(), pose);
+        pose = player.pose();
         keyblend::local_to_model(s, pose, joint_model, place);
         for (const keyblend::played_event& e : player.events())
             for (leg& l : r.legs)
@@ -379,7 +379,7 @@ int main(int argc, char** argv) {
             if (player.float_channel_values()[l.contact] <= 0.0f) l.locked = false;
         // Row 0: the animation alone. Row 1: planted.
         for (int row = 0; row < 2; ++row) {
-            keyblend::to_local_pose(player.local(), pose);
+            pose = player.pose();
             if (row == 1) plant_feet(r, player, place, pose, joint_model);
             else keyblend::local_to_model(s, pose, joint_model, place);
             // How far the planted feet slide.

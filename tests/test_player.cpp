@@ -576,3 +576,14 @@ TEST_CASE("player: root motion, events and channels allocate nothing per frame o
     CHECK(kbtest::allocation_count() == before);
     CHECK(events > 10);
 }
+
+TEST_CASE("player: pose() is the local pose of the last update, the one local() holds as matrices") {
+    fixture f;
+    REQUIRE(f.p.set_animation("Walk", 0.0));
+    REQUIRE(f.p.fade_to("Shoot", 100.0, 300.0));
+    REQUIRE(f.p.update_animation(250.0));
+    REQUIRE(f.p.pose().size() == f.s.size());
+    std::vector<glm::mat4> m;
+    to_local_matrices(f.p.pose(), m);
+    CHECK(worst_diff(m, f.p.local()) == 0.0f);
+}

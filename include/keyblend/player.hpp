@@ -177,6 +177,10 @@ public:
 
     /// The local matrices (one per joint, skeleton order): the seeds' TransformationMatrix.
     const std::vector<glm::mat4>& local() const noexcept { return local_; }
+    /// The local pose of the last update_animation (translation / rotation / scale), of which
+    /// local() holds the matrices there: a copy is where IK and other corrections start (ik.hpp).
+    /// (blend() and reset() change local(), not this.)
+    const keyblend::local_pose& pose() const noexcept { return pose_; }
     /// The model matrices from the last update_hierarchy / update_animation: matCombined.
     const std::vector<glm::mat4>& model() const noexcept { return model_; }
 
