@@ -644,7 +644,9 @@ std::vector<passed_event> occurrences(const clip& c, double lo, double hi) {
             const double u = double(c.events[i].time) + double(k) * (periodic ? period : 0.0);
             if (u >= lo && u <= hi) out.push_back({i, u});
         }
-    std::stable_sort(out.begin(), out.end(), [](const passed_event& a, const passed_event& b) { return a.time < b.time; });
+    // Block by block, each in event order, is time order (a block ends at or before the next
+    // begins; equal times keep the order playback meets them).
+    REQUIRE(std::is_sorted(out.begin(), out.end(), [](const passed_event& a, const passed_event& b) { return a.time < b.time; }));
     return out;
 }
 
