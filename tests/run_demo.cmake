@@ -1,4 +1,4 @@
-# Runs examples/demo.cpp on MODEL ("builtin" or a path under DATA_DIR) and checks that it exits 0
+# Runs examples/demo.cpp (or another example taking the same options: DEMO) on MODEL ("builtin" or a path under DATA_DIR) and checks that it exits 0
 # and writes a PNG to OUT.
 if(MODEL STREQUAL "builtin")
   set(args --builtin)

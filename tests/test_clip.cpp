@@ -614,3 +614,268 @@ TEST_CASE("sample_clip on invalid tracks stays in bounds (unsorted, NaN keys, em
     for (std::size_t j = 0; j < f.s.size(); ++j)
         CHECK(kbtest::bit_equal_transform(out.get(j), f.s.bind_transforms()[j]));
 }
+
+// ---------------------------------------------------------------------------------------------
+// User channels and events
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// A clip of `duration` ticks with events at the given times (named e0, e1, ...), no channels.
+clip event_clip(float duration, std::vector<float> times, wrap_mode wrap = wrap_mode::loop) {
+    clip c;
+    c.name = "Steps";
+    c.duration = duration;
+    c.wrap = wrap;
+    for (std::size_t i = 0; i < times.size(); ++i) c.events.push_back({times[i], "e" + std::to_string(i)});
+    return c;
+}
+
+// Every occurrence (event index, unwrapped time) with time in [lo, hi], by brute force: each event
+// at time + k * period for every k in a generous range, or once for a clip that does not repeat.
+std::vector<passed_event> occurrences(const clip& c, double lo, double hi) {
+    const bool periodic = c.wrap != wrap_mode::clamp && c.duration > 0.0f;
+    const double period = double(c.duration) + (c.wrap == wrap_mode::loop_inclusive ? 1.0 : 0.0);
+    std::vector<passed_event> out;
+    const long k0 = periodic ? long(std::floor(lo / period)) - 2 : 0;
+    const long k1 = periodic ? long(std::floor(hi / period)) + 2 : 0;
+    for (long k = k0; k <= k1; ++k)
+        for (std::size_t i = 0; i < c.events.size(); ++i) {
+            const double u = double(c.events[i].time) + double(k) * (periodic ? period : 0.0);
+            if (u >= lo && u <= hi) out.push_back({i, u});
+        }
+    // Block by block, each in event order, is time order (a block ends at or before the next
+    // begins; equal times keep the order playback meets them).
+    REQUIRE(std::is_sorted(out.begin(), out.end(), [](const passed_event& a, const passed_event& b) { return a.time < b.time; }));
+    return out;
+}
+
+// What passed_events must report: the brute-force occurrences inside the interval, in playback order.
+std::vector<passed_event> expected_events(const clip& c, double from, double to, event_range range) {
+    const bool include = range == event_range::include_from;
+    std::vector<passed_event> all = occurrences(c, std::min(from, to), std::max(from, to)), out;
+    for (const passed_event& e : all) {
+        if (e.time == from && !include) continue;
+        // A looping clip's end and its next loop's start are one instant: playback starting there
+        // is in the loop it heads into.
+        if (e.time == from && c.wrap == wrap_mode::loop && c.duration > 0.0f &&
+            c.events[e.event].time == (from <= to ? c.duration : 0.0f))
+            continue;
+        out.push_back(e);
+    }
+    if (to < from) std::reverse(out.begin(), out.end());
+    return out;
+}
+
+bool same_events(const std::vector<passed_event>& a, const std::vector<passed_event>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (a[i].event != b[i].event || a[i].time != b[i].time) return false;
+    return true;
+}
+
+} // namespace
+
+TEST_CASE("validate_clip checks user channels, events and the motion track, naming each") {
+    const skeleton s = three_joints();
+    clip c = event_clip(100.0f, {0.0f, 50.0f, 100.0f});
+    c.float_channels.push_back({"blink", float_track<float>{{0.0f, 0.0f}, {100.0f, 1.0f}}});
+    c.vector_channels.push_back({"look", position_track<float>{{0.0f, glm::vec3(1)}}});
+    REQUIRE(validate_clip(c, s));
+
+    SUBCASE("a user channel without keys") {
+        c.float_channels.push_back({"empty", {}});
+        const status st = validate_clip(c, s);
+        REQUIRE_FALSE(st);
+        CHECK(st.error().code == errc::empty);
+        CHECK(st.error().index == 1);
+        CHECK(st.error().message.find("float channel 1 'empty'") != std::string::npos);
+    }
+    SUBCASE("two channels of one kind with one name; the same name in both kinds is fine") {
+        c.vector_channels.push_back({"blink", position_track<float>{{0.0f, glm::vec3(0)}}});
+        CHECK(validate_clip(c, s));
+        c.vector_channels.push_back({"look", position_track<float>{{0.0f, glm::vec3(0)}}});
+        const status st = validate_clip(c, s);
+        REQUIRE_FALSE(st);
+        CHECK(st.error().code == errc::duplicate);
+        CHECK(st.error().message.find("vector channel 2 'look'") != std::string::npos);
+    }
+    SUBCASE("a NaN key in a user channel") {
+        c.float_channels[0].keys.value(1) = NAN;
+        const status st = validate_clip(c, s);
+        REQUIRE_FALSE(st);
+        CHECK(st.error().code == errc::non_finite);
+        CHECK(st.error().message.find("'blink'") != std::string::npos);
+        CHECK(st.error().message.find("key 1") != std::string::npos);
+    }
+    SUBCASE("an event out of the clip, or NaN, or out of order") {
+        c.events[2].time = 100.5f;
+        status st = validate_clip(c, s);
+        REQUIRE_FALSE(st);
+        CHECK(st.error().code == errc::out_of_range);
+        CHECK(st.error().index == 2);
+        CHECK(st.error().message.find("event 2 'e2'") != std::string::npos);
+        c.events[2].time = -1.0f;
+        CHECK(validate_clip(c, s).error().code == errc::out_of_range);
+        c.events[2].time = NAN;
+        CHECK(validate_clip(c, s).error().code == errc::non_finite);
+        c.events[2].time = 40.0f;
+        st = validate_clip(c, s);
+        CHECK(st.error().code == errc::unsorted);
+        CHECK(st.error().message.find("before event 1") != std::string::npos);
+        c.events[2].time = 50.0f; // equal times are fine
+        CHECK(validate_clip(c, s));
+    }
+    SUBCASE("a motion track with a bad key") {
+        c.motion.rotation.push_back(0.0f, make_quat(2, 0, 0, 0));
+        const status st = validate_clip(c, s);
+        REQUIRE_FALSE(st);
+        CHECK(st.error().code == errc::not_normalized);
+        CHECK(st.error().message.find("motion rotation") != std::string::npos);
+    }
+}
+
+TEST_CASE("user channels sample like their tracks, into caller memory") {
+    clip c;
+    c.float_channels.push_back({"weight", float_track<float>{{0.0f, 0.0f}, {10.0f, 1.0f}, {20.0f, 0.5f}}});
+    c.float_channels.push_back({"flag", float_track<float>({{0.0f, 0.0f}, {5.0f, 1.0f}}, interpolation::step)});
+    c.vector_channels.push_back({"offset", position_track<float>{{0.0f, glm::vec3(0)}, {10.0f, glm::vec3(1, 2, 3)}}});
+    for (float t : {-1.0f, 0.0f, 2.5f, 5.0f, 10.0f, 17.0f, 25.0f}) {
+        float f[2] = {-7.0f, -7.0f};
+        REQUIRE(sample_user_channels(c.float_channels, t, f, 2));
+        CHECK(bit_equal(f[0], sample_track(c.float_channels[0].keys, t)));
+        CHECK(bit_equal(f[1], sample_track(c.float_channels[1].keys, t)));
+        std::vector<glm::vec3> v;
+        sample_user_channels(c.vector_channels, t, v);
+        REQUIRE(v.size() == 1);
+        CHECK(bit_equal(v[0], sample_track(c.vector_channels[0].keys, t)));
+    }
+    float one[1] = {-7.0f};
+    CHECK(sample_user_channels(c.float_channels, 3.0f, one, 1).error().code == errc::size_mismatch);
+    CHECK(one[0] == -7.0f); // nothing written
+    c.float_channels[1].keys.clear(); // (validate_clip rejects it) gives 0
+    std::vector<float> f;
+    sample_user_channels(c.float_channels, 3.0f, f);
+    CHECK(f[1] == 0.0f);
+    CHECK(find_user_channel(c.float_channels, "flag") == 1);
+    CHECK(find_user_channel(c.float_channels, "Flag") == 2);
+    CHECK(find_user_channel(c.vector_channels, "offset") == 0);
+}
+
+TEST_CASE("passed_events: (from, to] forward, [to, from) backward, in playback order") {
+    const clip c = event_clip(100.0f, {0.0f, 20.0f, 20.0f, 70.0f, 100.0f});
+    std::vector<passed_event> got;
+    passed_events(c, 10.0f, 70.0f, event_range::exclude_from, got);
+    REQUIRE(got.size() == 3);
+    CHECK(got[0].event == 1);
+    CHECK(got[1].event == 2); // equal times: clip order
+    CHECK(got[2].event == 3);
+    CHECK(got[2].time == 70.0);
+    passed_events(c, 70.0f, 10.0f, event_range::exclude_from, got); // backward: 70 was reported already
+    REQUIRE(got.size() == 2);
+    CHECK(got[0].event == 2); // equal times: reversed
+    CHECK(got[1].event == 1);
+    passed_events(c, 20.0f, 70.0f, event_range::exclude_from, got);
+    CHECK(got.size() == 1);
+    SUBCASE("include_from: the events at the start too, e.g. at time 0 when playback starts") {
+        // Not the event at the end (100), which is at 0 too, but for the loop before the start.
+        passed_events(c, 0.0f, 15.0f, event_range::include_from, got);
+        REQUIRE(got.size() == 1);
+        CHECK(got[0].event == 0);
+        passed_events(c, 0.0f, -15.0f, event_range::include_from, got); // backward: the reverse
+        REQUIRE(got.size() == 1);
+        CHECK(got[0].event == 4);
+        CHECK(got[0].time == 0.0);
+        passed_events(c, 200.0f, 215.0f, event_range::include_from, got); // at any loop boundary
+        REQUIRE(got.size() == 1);
+        CHECK(got[0].event == 0);
+        passed_events(c, 0.0f, 15.0f, event_range::exclude_from, got);
+        CHECK(got.empty());
+        passed_events(c, 20.0f, 20.0f, event_range::include_from, got);
+        CHECK(got.size() == 2);
+        passed_events(c, 20.0f, 20.0f, event_range::exclude_from, got);
+        CHECK(got.empty());
+    }
+    SUBCASE("looping: across a wrap, the event at the end then the one at the start") {
+        passed_events(c, 90.0, 130.0, event_range::exclude_from, got);
+        REQUIRE(got.size() == 4);
+        CHECK(got[0].event == 4);
+        CHECK(got[0].time == 100.0);
+        CHECK(got[1].event == 0);
+        CHECK(got[1].time == 100.0);
+        CHECK(got[2].time == 120.0);
+        CHECK(got[3].time == 120.0);
+        passed_events(c, 130.0, -230.0, event_range::exclude_from, got); // backward over 3.6 loops
+        CHECK(same_events(got, expected_events(c, 130.0, -230.0, event_range::exclude_from)));
+        CHECK(got.size() == 3 + 5 * 3 + 2); // 100 120 120 | three whole loops | -200 -230
+    }
+    SUBCASE("non-finite times report nothing") {
+        CHECK(passed_events(c, NAN, 10.0, event_range::include_from, nullptr, 0) == 0);
+        CHECK(passed_events(c, 0.0, INFINITY, event_range::include_from, nullptr, 0) == 0);
+    }
+}
+
+TEST_CASE("passed_events: each wrap mode's timeline, against brute force") {
+    kbtest::rng rng(41);
+    for (wrap_mode wrap : {wrap_mode::loop, wrap_mode::loop_inclusive, wrap_mode::clamp}) {
+        CAPTURE(int(wrap));
+        const clip c = event_clip(48.0f, {0.0f, 3.0f, 3.0f, 17.5f, 40.0f, 48.0f}, wrap);
+        for (int trial = 0; trial < 400; ++trial) {
+            // Integer and half ticks, so that intervals often start or end exactly on an event.
+            const double from = 0.5 * rng.integer(-400, 400), to = 0.5 * rng.integer(-400, 400);
+            for (event_range range : {event_range::exclude_from, event_range::include_from}) {
+                CAPTURE(from);
+                CAPTURE(to);
+                std::vector<passed_event> got;
+                passed_events(c, from, to, range, got);
+                CHECK(same_events(got, expected_events(c, from, to, range)));
+            }
+        }
+    }
+}
+
+TEST_CASE("passed_events: consecutive updates report every event once, forward and backward, over 10 loops") {
+    const clip c = event_clip(30.0f, {0.0f, 7.0f, 7.0f, 29.0f, 30.0f});
+    kbtest::rng rng(5);
+    for (double direction : {1.0, -1.0}) {
+        std::vector<passed_event> all, step;
+        double t = 0.0;
+        while (std::fabs(t) < 300.0) {
+            // Steps from a fraction of a tick to more than a loop; some land exactly on events.
+            const double dt = rng.integer(0, 3) == 0 ? double(rng.integer(1, 40)) : double(rng.uniform(0.01f, 45.0f));
+            const double next = t + direction * dt;
+            // Playback starts at 0: the first update reports the events there too.
+            passed_events(c, t, next, t == 0.0 ? event_range::include_from : event_range::exclude_from, step);
+            all.insert(all.end(), step.begin(), step.end());
+            t = next;
+        }
+        // Exactly the occurrences between 0 and t, each once, in order.
+        CHECK(same_events(all, expected_events(c, 0.0, t, event_range::include_from)));
+        CHECK(all.size() >= 10 * c.events.size());
+    }
+}
+
+TEST_CASE("passed_events: a small buffer gets the first occurrences and the total; a huge jump is counted, not walked") {
+    const clip c = event_clip(10.0f, {1.0f, 2.0f, 5.0f});
+    passed_event buf[4];
+    CHECK(passed_events(c, 0.0, 35.0, event_range::exclude_from, buf, 4) == 12); // 1 2 5 11 ... 35
+    CHECK(buf[3].event == 0);
+    CHECK(buf[3].time == 11.0);
+    CHECK(passed_events(c, 0.0, 35.0, event_range::exclude_from, nullptr, 0) == 12);
+    // A billion loops in one step.
+    CHECK(passed_events(c, 0.0, 1e10, event_range::exclude_from, buf, 4) == std::size_t(3e9));
+    CHECK(buf[0].time == 1.0);
+    CHECK(passed_events(c, 1e10, 0.0, event_range::exclude_from, buf, 2) == std::size_t(3e9));
+    CHECK(buf[0].time == 1e10 - 5.0);
+}
+
+TEST_CASE("passed_events: a zero-length clip reports its events once, at their time") {
+    const clip c = event_clip(0.0f, {0.0f, 0.0f});
+    std::vector<passed_event> got;
+    passed_events(c, -5.0, 500.0, event_range::exclude_from, got);
+    CHECK(got.size() == 2);
+    passed_events(c, 0.0, 500.0, event_range::exclude_from, got);
+    CHECK(got.empty());
+    passed_events(c, 0.0, 500.0, event_range::include_from, got);
+    CHECK(got.size() == 2);
+}

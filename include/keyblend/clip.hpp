@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace keyblend {
@@ -74,6 +75,37 @@ struct channel {
     }
 };
 
+/// A named keyed value of a clip that is not a joint's transform: a float (a blend-shape weight, a
+/// foot-contact curve, an IK weight) or a vector (a look-at offset, a colour). Its keys are in the
+/// clip's ticks, like the joint tracks, and it is sampled at the pose's time (sample_user_channels;
+/// the player samples and blends them with the pose). validate_clip requires at least one key and
+/// a name no other channel of the same kind in the clip has.
+template <class Value>
+struct user_channel {
+    std::string name;
+    track<Value, float> keys;
+};
+using float_channel = user_channel<float>;
+using vector_channel = user_channel<glm::vec3>;
+
+/// A named marker at a time of a clip (a footstep, a sound or effect cue): D3DX's callback keys.
+/// Reported once each time playback passes it (passed_events; the player reports them each update).
+struct clip_event {
+    /// Ticks, in [0, duration].
+    float time = 0.0f;
+    std::string name;
+};
+
+/// Where a clip's root moves, in model space, when its root motion has been extracted
+/// (extract_root_motion in motion.hpp): the root joint's model-space placement at each key time,
+/// as a translation and a rotation track in ticks. Empty tracks mean no motion (the identity).
+struct motion_track {
+    position_track<float> translation;
+    rotation_track<float> rotation;
+
+    bool empty() const noexcept { return translation.empty() && rotation.empty(); }
+};
+
 /// A named clip: the seeds' animation set.
 struct clip {
     /// Found by name in a player (case-insensitively there). May be empty (tiny.x's set is unnamed).
@@ -91,6 +123,13 @@ struct clip {
     wrap_mode wrap = wrap_mode::loop;
     /// At most one channel per joint (validate_clip checks). Order does not matter.
     std::vector<channel> channels;
+    /// Named float and vector channels (unique names per kind; see user_channel).
+    std::vector<float_channel> float_channels;
+    std::vector<vector_channel> vector_channels;
+    /// Events in time order (equal times keep their order here; see passed_events).
+    std::vector<clip_event> events;
+    /// The root motion taken out of the channels by extract_root_motion; empty otherwise.
+    motion_track motion;
 };
 
 /// The latest key time over every track of the clip; 0 for a clip without keys.
@@ -113,6 +152,13 @@ inline float clip_time(const clip& c, double ticks);
 /// - every error of validate_track (empty tracks are allowed: a missing component): NaN or
 ///   infinite key times or values, unsorted or repeated times, non-unit rotations, an interpolation
 ///   mode that does not apply to the track's value type.
+/// Then the clip's other data, each error naming the user channel, event or motion track
+/// (error::index is its index):
+/// - user channels: errc::empty for one without keys, errc::duplicate for a name used twice in
+///   float_channels (or twice in vector_channels), and validate_track's errors for its keys;
+/// - events: errc::non_finite for a NaN or infinite time, errc::out_of_range for a time outside
+///   [0, duration], errc::unsorted for an event earlier than the one before it;
+/// - the motion track: validate_track's errors for each of its tracks that has keys.
 inline status validate_clip(const clip& c, const skeleton& s);
 
 /// One channel's local matrix at `time` (ticks; NaN samples the first keys):
@@ -212,7 +258,83 @@ private:
 inline status sample_clip(const clip& c, const skeleton& s, float time, sampling_context& context,
                           local_pose& out);
 
+// ---------------------------------------------------------------------------------------------
+// User channels and events
+// ---------------------------------------------------------------------------------------------
+
+/// Samples every channel of `channels` (a clip's float_channels or vector_channels) at `time`
+/// (ticks, used as given, as for sample_clip: wrap it first with clip_time for looping; ends clamp
+/// and NaN samples the first key, as sample_track does): out[i] is channels[i]'s value, in the
+/// track's interpolation (linear or step). A channel without keys gives 0 (validate_clip rejects
+/// it). `count` must equal channels.size(): otherwise errc::size_mismatch and nothing is written.
+/// Binary search per channel (O(log keys)); never allocates.
+template <class Value>
+status sample_user_channels(const std::vector<user_channel<Value>>& channels, float time, Value* out,
+                            std::size_t count);
+/// As above into a vector, resized to channels.size() (no allocation once it has that size).
+template <class Value>
+void sample_user_channels(const std::vector<user_channel<Value>>& channels, float time,
+                          std::vector<Value>& out);
+
+/// The index of the channel named exactly `name` (case-sensitive), or channels.size() when none is.
+template <class Value>
+std::size_t find_user_channel(const std::vector<user_channel<Value>>& channels,
+                              std::string_view name) noexcept;
+
+/// Which events exactly at the start of an interval of playback passed_events reports.
+enum class event_range : unsigned char {
+    /// Forward (from < to): the events in (from, to]; backward (to < from): in [to, from). An event
+    /// exactly at `from` belongs to the interval that ended there, so consecutive intervals in
+    /// either direction (t0 to t1, t1 to t2, ...) report every event they pass once, none twice.
+    exclude_from,
+    /// [from, to] forward, [to, from] backward: also the events exactly at `from`. For the first
+    /// interval after playback starts, so that an event at the start is reported (the player uses
+    /// it for a set's first update).
+    include_from,
+};
+
+/// One occurrence of an event, found by passed_events.
+struct passed_event {
+    /// Index into clip::events.
+    std::size_t event = 0;
+    /// The playback time at which it is passed, on the unwrapped timeline of `from` and `to`: the
+    /// event's time plus a whole number of periods.
+    double time = 0.0;
+};
+
+/// The events of `c` that playback passes going from time `from` to time `to`.
+///
+/// `from` and `to` are playback times in ticks since the clip started, *not* wrapped: they may be
+/// beyond the clip's end or negative, and `to < from` is backward playback. Where events occur on
+/// that timeline depends on the clip's wrap mode, as clip_time maps those times to poses:
+/// - wrap_mode::loop: the clip repeats with period `duration`; an event at time e occurs at
+///   e + k * duration for every integer k (an event at 0 and one at `duration` both occur at each
+///   wrap, in that order going forward);
+/// - wrap_mode::loop_inclusive: the same with period duration + 1 tick (the classic
+///   `Time % (Length + 1)`);
+/// - wrap_mode::clamp, and every clip whose duration is 0 (or not finite and positive): each event
+///   occurs once, at its own time.
+///
+/// Reported: the occurrences inside the interval (see event_range for its ends), in playback order
+/// (increasing time forward, decreasing backward; events at equal times in clip::events order
+/// forward, reversed backward), each once however many loops the interval spans. from == to
+/// reports only, with include_from, the events exactly there. A NaN or infinite `from` or `to`
+/// reports nothing.
+///
+/// The first min(total, capacity) occurrences are written to `out` (which may be null when
+/// capacity is 0); the return value is the total, so a caller can size a buffer with a first call
+/// at capacity 0. O(log events + written); never allocates. The events are assumed sorted by time
+/// (validate_clip checks); unsorted events are reported in an unspecified order, each occurrence
+/// at most once.
+inline std::size_t passed_events(const clip& c, double from, double to, event_range range,
+                                 passed_event* out, std::size_t capacity);
+/// As above, replacing the contents of `out` with every occurrence. (A jump over n loops reports
+/// every event n times: bound the interval, or use the buffer overload, when times can jump.)
+inline void passed_events(const clip& c, double from, double to, event_range range,
+                          std::vector<passed_event>& out);
+
 } // namespace keyblend
 
 #include "impl/clip.impl.hpp"
+#include "impl/clip_channels.impl.hpp"
 #include "impl/clip_sample.impl.hpp"

@@ -20,6 +20,9 @@ void for_each_track(const channel& ch, F&& f) {
 
 inline std::string clip_label(const clip& c) { return "clip '" + c.name + "'"; }
 
+/// validate_clip's checks of the user channels, events and motion (impl/clip_channels.impl.hpp).
+inline status validate_clip_extras(const clip& c);
+
 inline std::string channel_label(const clip& c, std::size_t index, const skeleton& s) {
     const std::size_t j = c.channels[index].joint;
     std::string out = clip_label(c) + " channel " + std::to_string(index) + " (joint " +
@@ -104,7 +107,7 @@ inline status validate_clip(const clip& c, const skeleton& s) {
         });
         if (!bad) return bad;
     }
-    return {};
+    return impl::validate_clip_extras(c);
 }
 
 inline glm::mat4 sample_channel_matrix(const channel& ch, float time, const transform& bind,

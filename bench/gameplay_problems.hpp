@@ -1,0 +1,132 @@
+// The inputs of the gameplay benchmarks (bench_gameplay, and bench/ozz/bench_ozz_gameplay against
+// ozz-animation): IK problems on a small biped and a walk with root motion. Deterministic.
+#pragma once
+
+#include <keyblend/keyblend.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace kbbench {
+
+// pelvis > thigh > knee > ankle > toe, pelvis > spine > neck > head.
+inline constexpr std::size_t thigh = 1, knee = 2, ankle = 3, head = 7;
+// The knee's hinge in its own frame (its bind bend is about -x), and the head's axes.
+inline const glm::vec3 knee_axis(-1.0f, 0.0f, 0.0f);
+inline const glm::vec3 head_forward(0.0f, 0.0f, 1.0f), head_up(0.0f, 1.0f, 0.0f);
+
+inline const keyblend::skeleton& biped() {
+    static const keyblend::skeleton s = [] {
+        const auto at = [](glm::vec3 t, glm::quat r = glm::identity<glm::quat>()) {
+            return keyblend::to_matrix(keyblend::transform{t, r, glm::vec3(1)});
+        };
+        return keyblend::skeleton::from_parents(
+                   {{"pelvis", -1, at({0, 1, 0}, glm::angleAxis(0.2f, glm::vec3(0, 1, 0)))},
+                    {"thigh", 0, at({0.1f, -0.05f, 0}, glm::angleAxis(0.2f, glm::vec3(1, 0, 0)))},
+                    {"knee", 1, at({0, -0.45f, 0}, glm::angleAxis(-0.4f, glm::vec3(1, 0, 0)))},
+                    {"ankle", 2, at({0, -0.42f, 0}, glm::angleAxis(0.3f, glm::vec3(1, 0, 0)))},
+                    {"toe", 3, at({0, -0.05f, 0.12f})},
+                    {"spine", 0, at({0, 0.3f, 0})},
+                    {"neck", 5, at({0, 0.4f, 0.02f}, glm::angleAxis(0.1f, glm::vec3(1, 0, 0)))},
+                    {"head", 6, at({0, 0.1f, 0}, glm::angleAxis(-0.2f, glm::vec3(0, 0, 1)))}})
+            .value();
+    }();
+    return s;
+}
+
+/// One IK problem: a pose, its model matrices (under a world transform), a target and a pole.
+struct ik_problem {
+    keyblend::local_pose pose;
+    std::vector<glm::mat4> model;
+    glm::vec3 target{0.0f}, pole{0.0f};
+};
+
+/// `n` problems: random poses (the knee bent forward), the character turned and moved in the
+/// world; for the leg, targets at 0.3 to 1.1 of its length from the hip (one in four out of reach),
+/// for the head, targets 0.5 to 5 away; poles at random.
+inline std::vector<ik_problem> ik_problems(std::size_t n, bool leg) {
+    std::mt19937 rng(leg ? 11 : 12);
+    const auto uniform = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
+    const auto direction = [&] {
+        glm::vec3 v;
+        do v = glm::vec3(uniform(-1, 1), uniform(-1, 1), uniform(-1, 1));
+        while (glm::length(v) < 0.1f || glm::length(v) > 1.0f);
+        return glm::normalize(v);
+    };
+    const keyblend::skeleton& s = biped();
+    std::vector<ik_problem> out(n);
+    for (ik_problem& p : out) {
+        p.pose = keyblend::local_pose(s);
+        for (std::size_t j = 0; j < s.size(); ++j) {
+            keyblend::transform t = p.pose.get(j);
+            const float angle = j == knee ? uniform(-1.2f, -0.2f) : uniform(-0.4f, 0.4f);
+            t.rotation = t.rotation * glm::angleAxis(angle, j == knee ? glm::vec3(1, 0, 0) : direction());
+            p.pose.set(j, t);
+        }
+        const glm::mat4 world = keyblend::to_matrix(
+            keyblend::transform{glm::vec3(uniform(-5, 5), 0, uniform(-5, 5)), glm::angleAxis(uniform(-3, 3), glm::vec3(0, 1, 0)), glm::vec3(1)});
+        keyblend::local_to_model(s, p.pose, p.model, world);
+        const glm::vec3 from(p.model[leg ? thigh : head][3]);
+        p.target = from + direction() * (leg ? uniform(0.3f, 1.1f) * 0.87f : uniform(0.5f, 5.0f));
+        p.pole = direction();
+    }
+    return out;
+}
+
+/// The jobs the benchmarks run on a problem: the leg (thigh, knee, ankle; the knee's hinge given,
+/// as ozz needs it) and the head (forward +z, up +y).
+inline keyblend::ik_buffers buffers(ik_problem& p) {
+    return {&biped(), p.model.data(), p.model.size(), &p.pose};
+}
+inline keyblend::two_bone_ik_job leg_job(ik_problem& p) {
+    keyblend::two_bone_ik_job job;
+    static_cast<keyblend::ik_buffers&>(job) = buffers(p);
+    job.start_joint = thigh;
+    job.mid_joint = knee;
+    job.end_joint = ankle;
+    job.target = p.target;
+    job.pole_vector = p.pole;
+    job.mid_axis = knee_axis;
+    return job;
+}
+inline keyblend::aim_ik_job head_job(ik_problem& p) {
+    keyblend::aim_ik_job job;
+    static_cast<keyblend::ik_buffers&>(job) = buffers(p);
+    job.joint = head;
+    job.target = p.target;
+    job.forward = head_forward;
+    job.up = head_up;
+    job.pole_vector = p.pole;
+    return job;
+}
+
+/// Runs one job per iteration, cycling through `jobs`, and reports solves/s.
+template <class Job>
+void run_jobs(benchmark::State& state, const std::vector<Job>& jobs) {
+    std::size_t i = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(jobs[i].run());
+        i = (i + 1) % jobs.size();
+        benchmark::ClobberMemory();
+    }
+    state.counters["solves/s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+/// A one-second walk (4800 ticks, looping) whose root motion travels 1.4 along z while turning
+/// 0.3 radians about y, keyed at 30 Hz as an extracted clip is.
+inline keyblend::clip motion_clip() {
+    keyblend::clip c;
+    c.name = "walk";
+    c.duration = 4800.0f;
+    for (int k = 0; k <= 30; ++k) {
+        const float u = float(k) / 30.0f;
+        c.motion.translation.push_back(4800.0f * u, glm::vec3(0.05f * std::sin(6.2832f * u), 0.0f, 1.4f * u));
+        c.motion.rotation.push_back(4800.0f * u, glm::angleAxis(0.3f * u, glm::vec3(0, 1, 0)));
+    }
+    return c;
+}
+
+} // namespace kbbench
