@@ -6,6 +6,7 @@
 // -march=native, and each narrower lane type called directly), in keyblend_tests_skin_sse2 (SSE2
 // only) and in keyblend_tests_skin_scalar (KEYBLEND_NO_INTRINSICS).
 #include <keyblend/skin.hpp>
+#include <keyblend/skin_threads.hpp>
 
 #include "helpers.hpp"
 
@@ -505,6 +506,52 @@ TEST_CASE("build_palette: model[joint_of_bone[b]] * offset[b], from a loader's b
         st = build_palette(model, member_span(bones, &bone::joint), short_offsets, palette);
         CHECK(st.error().code == errc::size_mismatch);
         CHECK(palette.size() == 2);
+    }
+}
+
+TEST_CASE("build_palette: into caller memory (a plain array), from spans over non-const vectors") {
+    kbtest::rng rng(5);
+    std::vector<glm::mat4> model;
+    for (int i = 0; i < 5; ++i) model.push_back(rig_matrix(rng, true));
+    std::vector<std::uint16_t> joint{4, 0, 2};            // not const: make_span gives span<uint16_t>
+    std::vector<glm::mat4> offsets;
+    for (int b = 0; b < 3; ++b) offsets.push_back(rig_matrix(rng, false));
+    glm::mat4 gpu_buffer[4];                              // e.g. a mapped constant buffer, one spare
+    const glm::mat4 untouched(7.0f);
+    for (glm::mat4& m : gpu_buffer) m = untouched;
+    REQUIRE(build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), gpu_buffer, 4));
+    for (std::size_t b = 0; b < 3; ++b) CHECK(kbtest::bit_equal(gpu_buffer[b], model[joint[b]] * offsets[b]));
+    CHECK(kbtest::bit_equal(gpu_buffer[3], untouched));
+
+    // member_span over a non-const vector of a loader's bones, and the vector overload.
+    struct bone {
+        std::size_t joint;
+        glm::mat4 offset;
+    };
+    std::vector<bone> bones{{1, offsets[0]}, {3, offsets[1]}};
+    std::vector<glm::mat4> palette;
+    REQUIRE(build_palette(model, member_span(bones, &bone::joint), member_span(bones, &bone::offset), palette));
+    REQUIRE(palette.size() == 2);
+    CHECK(kbtest::bit_equal(palette[1], model[3] * offsets[1]));
+
+    SUBCASE("too little room, null pointers, bad joints: an error and nothing written") {
+        for (glm::mat4& m : gpu_buffer) m = untouched;
+        auto st = build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), gpu_buffer, 2);
+        REQUIRE_FALSE(st);
+        CHECK(st.error().code == errc::size_mismatch);
+        st = build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), nullptr, 3);
+        CHECK(st.error().code == errc::invalid_argument);
+        st = build_palette(static_cast<const glm::mat4*>(nullptr), 5, make_span(joint, 1), make_span(offsets, 1),
+                           gpu_buffer, 4);
+        CHECK(st.error().code == errc::invalid_argument);
+        joint[1] = 5;
+        st = build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), gpu_buffer, 4);
+        CHECK(st.error().code == errc::out_of_range);
+        CHECK(st.error().index == 1);
+        for (const glm::mat4& m : gpu_buffer) CHECK(kbtest::bit_equal(m, untouched));
+        // No bones: nothing to do, whatever the output.
+        CHECK(build_palette(model.data(), model.size(), strided_span<const int>{}, strided_span<const glm::mat4>{},
+                            static_cast<glm::mat4*>(nullptr), 0));
     }
 }
 

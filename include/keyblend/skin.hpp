@@ -90,20 +90,29 @@ strided_span<const T> member_span(const std::vector<S>& v, T S::*member);
 
 /// The skinning matrices of one frame: `palette[b] = model[joint_of_bone(b)] * offset(b)` for every
 /// bone b (GLM's product: the offset matrix is applied first, taking a bind-pose vertex into the
-/// joint's bind space; the joint's model matrix then places it). `palette` is resized to
-/// joint_of_bone.size.
+/// joint's bind space; the joint's model matrix then places it), written to caller memory:
+/// `palette[0 .. joint_of_bone.size)` (a mapped GPU constant buffer, a plain array). The other
+/// `palette_count - joint_of_bone.size` matrices are not touched.
 ///
 /// `joint_of_bone` and `offset` have one element per bone (offset.size must equal
-/// joint_of_bone.size); with a loader's `std::vector<bone>` use member_span. JointIndex is any
-/// integer type; a negative or too large joint is an error.
+/// joint_of_bone.size); with a loader's `std::vector<bone>` use member_span, with a vector of
+/// indices make_span(v, 1) (spans over const or non-const data both work). JointIndex is any
+/// integer type; a negative or too large joint is an error. `model` has `model_count` matrices
+/// (the pose's joints).
 ///
 /// Errors (the message names the bone; error::index is the bone):
-/// - errc::size_mismatch: offset.size != joint_of_bone.size;
-/// - errc::out_of_range: a joint index < 0 or >= model.size();
-/// - errc::invalid_argument: a span with null data but a non-zero size.
-/// On error `palette` is left as it was. Never allocates when `palette` already has the size.
+/// - errc::size_mismatch: offset.size != joint_of_bone.size, or palette_count < joint_of_bone.size;
+/// - errc::out_of_range: a joint index < 0 or >= model_count;
+/// - errc::invalid_argument: a span or pointer with null data but a non-zero size.
+/// On error nothing is written. Never allocates.
 template <class JointIndex>
-status build_palette(const std::vector<glm::mat4>& model, strided_span<const JointIndex> joint_of_bone,
+status build_palette(const glm::mat4* model, std::size_t model_count, strided_span<JointIndex> joint_of_bone,
+                     strided_span<const glm::mat4> offset, glm::mat4* palette, std::size_t palette_count);
+
+/// The same into a std::vector, resized to joint_of_bone.size (left as it was on error; no
+/// allocation when it already has the size).
+template <class JointIndex>
+status build_palette(const std::vector<glm::mat4>& model, strided_span<JointIndex> joint_of_bone,
                      strided_span<const glm::mat4> offset, std::vector<glm::mat4>& palette);
 
 // ---------------------------------------------------------------------------------------------
@@ -347,12 +356,7 @@ inline dual_quaternion make_dual_quaternion(const glm::quat& rotation, const glm
 template <class Job, class Executor>
 status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor);
 
-/// The same on `thread_count` std::threads: the calling thread runs the first chunk and spawns
-/// thread_count - 1 threads for the others (created and joined in this call: for meshes of
-/// ~50k vertices and more; smaller ones gain more from a persistent pool through the overload
-/// above). thread_count 0 is taken as std::thread::hardware_concurrency().
-template <class Job>
-status skin_parallel(const Job& job, std::size_t thread_count = 0);
+/// (The same on std::threads: skin_threads.hpp, which this header does not include.)
 
 // ---------------------------------------------------------------------------------------------
 // Preparing influences (once per mesh, not per frame)

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -54,30 +53,55 @@ strided_span<const T> member_span(const std::vector<S>& v, T S::*member) {
 // Palette
 // ---------------------------------------------------------------------------------------------
 
-template <class JointIndex>
-status build_palette(const std::vector<glm::mat4>& model, strided_span<const JointIndex> joint_of_bone,
-                     strided_span<const glm::mat4> offset, std::vector<glm::mat4>& palette) {
-    static_assert(std::is_integral_v<JointIndex>, "joint indices are integers");
+namespace impl {
+namespace skin {
+/// build_palette's checks: everything but the room in the output.
+template <class Index>
+status check_palette(std::size_t model_count, bool model_given, strided_span<Index> joint_of_bone,
+                     strided_span<const glm::mat4> offset) {
+    using index = std::remove_const_t<Index>;
+    static_assert(std::is_integral_v<index>, "joint indices are integers");
     const std::size_t n = joint_of_bone.size;
-    if ((n && !joint_of_bone.data) || (offset.size && !offset.data))
-        return impl::make_error(errc::invalid_argument, "build_palette: a span has null data");
+    if ((n && !joint_of_bone.data) || (offset.size && !offset.data) || (model_count && !model_given))
+        return make_error(errc::invalid_argument, "build_palette: a span or pointer has null data");
     if (offset.size != n)
-        return impl::make_error(errc::size_mismatch, "build_palette: " + std::to_string(n) +
-                                                         " bones but " + std::to_string(offset.size) +
-                                                         " offset matrices");
+        return make_error(errc::size_mismatch, "build_palette: " + std::to_string(n) + " bones but " +
+                                                   std::to_string(offset.size) + " offset matrices");
     for (std::size_t b = 0; b < n; ++b) {
-        const JointIndex j = joint_of_bone(b);
-        if (j < JointIndex(0) || static_cast<std::uint64_t>(j) >= model.size())
-            return impl::make_error(errc::out_of_range,
-                                    "build_palette: bone " + std::to_string(b) + ": joint " +
-                                        std::to_string(j) + " is outside the pose (" +
-                                        std::to_string(model.size()) + " joints)",
-                                    b);
+        const index j = joint_of_bone(b);
+        if (j < index(0) || static_cast<std::uint64_t>(j) >= model_count)
+            return make_error(errc::out_of_range,
+                              "build_palette: bone " + std::to_string(b) + ": joint " + std::to_string(j) +
+                                  " is outside the pose (" + std::to_string(model_count) + " joints)",
+                              b);
     }
-    palette.resize(n);
+    return {};
+}
+} // namespace skin
+} // namespace impl
+
+template <class JointIndex>
+status build_palette(const glm::mat4* model, std::size_t model_count, strided_span<JointIndex> joint_of_bone,
+                     strided_span<const glm::mat4> offset, glm::mat4* palette, std::size_t palette_count) {
+    const std::size_t n = joint_of_bone.size;
+    if (status st = impl::skin::check_palette(model_count, model != nullptr, joint_of_bone, offset); !st) return st;
+    if (n && !palette) return impl::make_error(errc::invalid_argument, "build_palette: the palette pointer is null");
+    if (palette_count < n)
+        return impl::make_error(errc::size_mismatch, "build_palette: " + std::to_string(n) +
+                                                         " bones but room for " + std::to_string(palette_count) +
+                                                         " palette matrices");
     for (std::size_t b = 0; b < n; ++b)
         palette[b] = model[static_cast<std::size_t>(joint_of_bone(b))] * offset(b);
     return {};
+}
+
+template <class JointIndex>
+status build_palette(const std::vector<glm::mat4>& model, strided_span<JointIndex> joint_of_bone,
+                     strided_span<const glm::mat4> offset, std::vector<glm::mat4>& palette) {
+    // Checked before resizing, so that an error leaves the vector as it was.
+    if (status st = impl::skin::check_palette(model.size(), true, joint_of_bone, offset); !st) return st;
+    palette.resize(joint_of_bone.size);
+    return build_palette(model.data(), model.size(), joint_of_bone, offset, palette.data(), palette.size());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -615,18 +639,6 @@ status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor
     };
     executor(task_count, task);
     return {};
-}
-
-template <class Job>
-status skin_parallel(const Job& job, std::size_t thread_count) {
-    if (thread_count == 0) thread_count = std::max(1u, std::thread::hardware_concurrency());
-    return skin_parallel(job, thread_count, [](std::size_t count, const auto& task) {
-        std::vector<std::thread> threads;
-        threads.reserve(count - 1);
-        for (std::size_t i = 1; i < count; ++i) threads.emplace_back(task, i);
-        task(std::size_t(0));
-        for (std::thread& t : threads) t.join();
-    });
 }
 
 // ---------------------------------------------------------------------------------------------
