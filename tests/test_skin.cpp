@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -27,7 +28,6 @@ using namespace keyblend;
 
 namespace {
 
-namespace lanes = keyblend::impl::lanes;
 
 // ---------------------------------------------------------------------------------------------
 // Meshes
@@ -382,12 +382,19 @@ std::string describe(const options& o, const char* index) {
            (o.range.end == vertex_range::all ? std::string("all") : std::to_string(o.range.end)) + ")";
 }
 
-template <class V, class Index>
-std::vector<float> run_path(fixture<Index>& f, const reference& r, const std::string& label) {
+template <class Index>
+std::vector<float> run_path(simd_isa isa, fixture<Index>& f, const reference& r, const std::string& label) {
     f.reset_outputs();
-    REQUIRE(impl::skin::run_linear<V>(f.job));
-    check_against(f, r, label);
+    REQUIRE(impl::skin::run_linear_with(isa, f.job));
+    check_against(f, r, label + " [" + to_string(isa) + "]");
     return outputs_of(f);
+}
+
+/// The kernels a test compares with the scalar reference: the ones run() uses in this build (in a
+/// dispatch build, the forced ones: ctest runs the whole suite once per instruction set).
+std::vector<simd_isa> tested_isas() {
+    if (skinning_isa() == simd_isa::scalar) return {};
+    return {skinning_isa()};
 }
 
 /// Runs the job on every lane type this build has and through run(); checks each against the
@@ -400,17 +407,9 @@ void check_all_paths(const options& o, const char* index) {
     INFO(label << ": " << (valid ? std::string("valid") : valid.error().message));
     REQUIRE(valid);
     const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
-    const std::vector<float> scalar = run_path<lanes::f1>(f, r, label + " [scalar]");
+    const std::vector<float> scalar = run_path(simd_isa::scalar, f, r, label);
     std::vector<std::vector<float>> simd;
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-    simd.push_back(run_path<lanes::f4>(f, r, label + " [sse2]"));
-#endif
-#if defined(KEYBLEND_LANES_AVX2)
-    simd.push_back(run_path<lanes::f8>(f, r, label + " [avx2]"));
-#endif
-#if defined(KEYBLEND_LANES_AVX512)
-    simd.push_back(run_path<lanes::f16>(f, r, label + " [avx512]"));
-#endif
+    for (simd_isa isa : tested_isas()) simd.push_back(run_path(isa, f, r, label));
     f.reset_outputs();
     REQUIRE(f.job.run());
     check_against(f, r, label + " [run]");
@@ -559,11 +558,15 @@ TEST_CASE("build_palette: into caller memory (a plain array), from spans over no
 // Linear-blend skinning: every path, every layout
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("the build's native lane type") {
-#if defined(KEYBLEND_EXPECT_LANES)
-    CHECK(lanes::widest::width == KEYBLEND_EXPECT_LANES);
+TEST_CASE("the build's kernels") {
+#if defined(KEYBLEND_EXPECT_ISA)
+    CHECK(std::string(to_string(skinning_isa())) == KEYBLEND_EXPECT_ISA);
 #endif
-    MESSAGE("skinning runs " << lanes::widest::width << " vertices per step in this build");
+    // A dispatch build run with KEYBLEND_SKIN_ISA set must run those kernels (ctest sets it only
+    // where the CPU has them), or the suite would test the wrong ones.
+    if (const char* forced = std::getenv("KEYBLEND_SKIN_ISA")) CHECK(std::string(to_string(skinning_isa())) == forced);
+    CHECK(skinning_isa_supported(skinning_isa()));
+    MESSAGE("skinning runs the " << to_string(skinning_isa()) << " kernels in this build");
 }
 
 TEST_CASE("the two references agree: vertex-major (double) and the seeds' bone-major method") {
@@ -923,16 +926,8 @@ TEST_CASE("joint indices outside the palette: every path clamps them to the last
                         std::min<std::uint16_t>(f.joints.at(v, i), std::uint16_t(f.mesh.palette.size() - 1));
             const reference r = vertex_major(clamped, f.weights_used(), o.nt);
             const std::string label = describe(o, "uint16") + " with indices out of range";
-            run_path<lanes::f1>(f, r, label + " [scalar]");
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-            run_path<lanes::f4>(f, r, label + " [sse2]");
-#endif
-#if defined(KEYBLEND_LANES_AVX2)
-            run_path<lanes::f8>(f, r, label + " [avx2]");
-#endif
-#if defined(KEYBLEND_LANES_AVX512)
-            run_path<lanes::f16>(f, r, label + " [avx512]");
-#endif
+            run_path(simd_isa::scalar, f, r, label);
+            for (simd_isa isa : tested_isas()) run_path(isa, f, r, label);
         }
 }
 
