@@ -1,6 +1,7 @@
 // Compile-time probe: a whole frame of one character as an engine file writes it - load a .X
 // file, sample three clips, blend them, local-to-model, build the palette, skin positions and
-// normals through the general run().
+// normals through the general run(). pipeline_configured.cpp compiles this file with the
+// skinning configuration stated at compile time (KEYBLEND_PROBE_RUN).
 #include <keyblend/io/xfile.hpp>
 #include <keyblend/keyblend.hpp>
 
@@ -51,5 +52,10 @@ keyblend::status probe(const std::string& path, float ticks, std::vector<glm::ve
     job.out_normals = keyblend::make_span(out_normals);
     job.palette = palette.data();
     job.palette_size = palette.size();
+#if defined(KEYBLEND_PROBE_RUN)
+    if (k != 4) return {};
+    return job.KEYBLEND_PROBE_RUN();
+#else
     return job.run();
+#endif
 }

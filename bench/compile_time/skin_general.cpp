@@ -1,5 +1,6 @@
 // Compile-time probe: one skinning job (uint16_t joints, 4 influences, positions + normals) run
 // through the general run(), which must handle any configuration it is handed at run time.
+// skin_configured.cpp compiles this file with the configuration stated (KEYBLEND_PROBE_RUN).
 #include <keyblend/skin.hpp>
 
 #include <cstdint>
@@ -19,5 +20,9 @@ keyblend::status probe(const std::vector<glm::vec3>& positions, const std::vecto
     job.out_normals = keyblend::make_span(out_normals);
     job.palette = palette.data();
     job.palette_size = palette.size();
+#if defined(KEYBLEND_PROBE_RUN)
+    return job.KEYBLEND_PROBE_RUN();
+#else
     return job.run();
+#endif
 }

@@ -314,22 +314,27 @@ struct abi_tag;
 /// Nothing allocates. SIMD unless KEYBLEND_NO_INTRINSICS: the kernels of skinning_isa(), AVX-512
 /// F/VL/BW/DQ (16 vertices a step), AVX2 + FMA (8) or SSE2 (4), chosen at compile time (the
 /// widest the compiler targets) or with KEYBLEND_RUNTIME_DISPATCH at run time; results equal the
-/// scalar path within float rounding (1e-5 relative). The few vertices before the first SIMD
-/// group (up to 15, where the streams reach register alignment) take the scalar path, so a
-/// vertex's last bits can depend on where the buffers start; skin_parallel gives the same bits
-/// as run() for any task count. Files compiled with different instruction-set flags may be
-/// linked together: each calls its own kernels (impl/skin_isa.hpp).
+/// scalar path within float rounding (1e-5 relative), and the same kernels give the same bits in
+/// a static and a dispatch build. skin_parallel gives the same bits as run() for any task count.
+/// Files compiled with different instruction-set flags may be linked together: each calls its
+/// own kernels (impl/skin_isa.hpp).
 ///
 /// Speed (position + normal, 4 influences, one core of the development machine, see README:
 /// AVX-512 ~490 M vertices/s, AVX2 ~400 M): fastest with the .X loader's layout (k joints and k
-/// weights per vertex, one vertex after the other); joints in slots of up to 8 per vertex with any weight stride are
-/// ~10% slower; other influence layouts (component strides, more than 8 slots) clamp every joint
-/// index and are ~30% slower; per-vertex counts with an implied weight take the slowest path.
-/// Positions, normals and tangents are fastest as packed arrays (std::vector<glm::vec3>) or
-/// planar; interleaved buffers cost a transpose more. A palette of at most 128 matrices that is
-/// not aligned to the register (32 bytes for AVX2, 64 for AVX-512; a std::vector<glm::mat4> is
-/// 16-byte aligned) is copied to an aligned 8 KB stack buffer first: misaligned, the blend's
-/// palette loads straddle cache lines.
+/// weights per vertex, one vertex after the other); joints and weights with other strides (a
+/// vertex buffer's BLENDINDICES / BLENDWEIGHT fields) take the strided kernels, which check a
+/// group's joints first (one vector compare for up to 8 slots per vertex, SWAR compares vertex by
+/// vertex beyond) and are ~10% slower; influences with component strides (planar) and per-vertex
+/// counts with an implied weight take the dynamic kernel, the slowest. Positions, normals and
+/// tangents are fastest as packed arrays (std::vector<glm::vec3>, inlined in the kernels) or
+/// planar; interleaved buffers and the inverse-transpose go through an out-of-line transform.
+/// Every vertex of a fast-path job goes through the SIMD kernels (the few before the first
+/// aligned group and after the last whole one through a stack copy of one group), so a vertex's
+/// bits do not depend on where the range or the buffers start. A palette of at most 128 matrices
+/// that is not aligned to the register (32 bytes for AVX2, 64 for AVX-512; a
+/// std::vector<glm::mat4> is 16-byte aligned) is copied to an aligned 8 KB stack buffer first
+/// when the range has at least 4 vertices per matrix: misaligned, the blend's palette loads
+/// straddle cache lines.
 template <class JointIndex = std::uint16_t>
 struct skinning_job : skinning_streams<JointIndex> {
     /// The skinning matrices, `palette_size` of them (see build_palette). Any 4x4 matrices.

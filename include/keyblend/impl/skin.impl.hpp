@@ -239,34 +239,46 @@ span_info info(const char* name, const strided_span<T>& s, std::size_t component
 }
 
 /// Null data, size, alignment, and strides that make elements or components overlap.
-inline status check_span(const span_info& s, std::size_t n, std::size_t alignment) {
-    if (!s.given) return {};
-    const auto name = [&s] { return std::string(s.name); }; // only built for a message
-    if (!s.data)
-        return make_error(errc::invalid_argument,
-                          name() + ": null data for " + std::to_string(s.size) + " elements");
-    if (s.size != n)
-        return make_error(errc::size_mismatch, name() + " has " + std::to_string(s.size) +
-                                                   " elements, the mesh " + std::to_string(n) +
-                                                   " vertices (in_positions.size)");
-    if (s.data % alignment || s.stride % alignment || s.cs % alignment)
-        return make_error(errc::invalid_argument,
-                          name() + ": data, stride or component stride not a multiple of " +
-                              std::to_string(alignment) + " bytes (misaligned)");
-    if (s.components > 1 && s.cs < s.element)
-        return make_error(errc::invalid_argument,
-                          name() + ": component stride " + std::to_string(s.cs) +
-                              " is too small: components overlap (" + std::to_string(s.element) +
-                              " bytes each)");
+/// What is wrong with a span, if anything: the checks alone, cheap (run() makes them on every
+/// call; a split mesh's small jobs would otherwise spend much of their time building results).
+enum class span_fault : unsigned char { none, null_data, size, misaligned, components_overlap, vertices_overlap };
+
+inline span_fault fault_of(const span_info& s, std::size_t n, std::size_t alignment) {
+    if (!s.given) return span_fault::none;
+    if (!s.data) return span_fault::null_data;
+    if (s.size != n) return span_fault::size;
+    // (alignment: the element size, 1, 2 or 4 bytes)
+    if ((s.data | s.stride | s.cs) & (alignment - 1)) return span_fault::misaligned;
+    if (s.components > 1 && s.cs < s.element) return span_fault::components_overlap;
     if (n > 1) {
         const bool interleaved = s.stride >= s.footprint();
-        const bool planar = s.components > 1 && s.stride >= s.element &&
-                            s.cs >= (n - 1) * s.stride + s.element;
-        if (!interleaved && !planar)
-            return make_error(errc::invalid_argument,
-                              name() + ": stride " + std::to_string(s.stride) +
-                                  " is too small: vertices overlap (one spans " +
-                                  std::to_string(s.footprint()) + " bytes)");
+        const bool planar = s.components > 1 && s.stride >= s.element && s.cs >= (n - 1) * s.stride + s.element;
+        if (!interleaved && !planar) return span_fault::vertices_overlap;
+    }
+    return span_fault::none;
+}
+
+/// Null data, size, alignment, and strides that make elements or components overlap.
+inline status check_span(const span_info& s, std::size_t n, std::size_t alignment) {
+    const std::string name(s.name);
+    switch (fault_of(s, n, alignment)) {
+    case span_fault::none: return {};
+    case span_fault::null_data:
+        return make_error(errc::invalid_argument, name + ": null data for " + std::to_string(s.size) + " elements");
+    case span_fault::size:
+        return make_error(errc::size_mismatch, name + " has " + std::to_string(s.size) + " elements, the mesh " +
+                                                   std::to_string(n) + " vertices (in_positions.size)");
+    case span_fault::misaligned:
+        return make_error(errc::invalid_argument, name + ": data, stride or component stride not a multiple of " +
+                                                      std::to_string(alignment) + " bytes (misaligned)");
+    case span_fault::components_overlap:
+        return make_error(errc::invalid_argument, name + ": component stride " + std::to_string(s.cs) +
+                                                      " is too small: components overlap (" +
+                                                      std::to_string(s.element) + " bytes each)");
+    case span_fault::vertices_overlap:
+        return make_error(errc::invalid_argument, name + ": stride " + std::to_string(s.stride) +
+                                                      " is too small: vertices overlap (one spans " +
+                                                      std::to_string(s.footprint()) + " bytes)");
     }
     return {};
 }
@@ -333,7 +345,7 @@ status check_streams(const skinning_streams<Index>& j, const void* palette, std:
         info("influence_counts", j.influence_counts, 1),
     };
     for (const span_info& s : spans)
-        if (status st = check_span(s, n, s.element); !st) return st;
+        if (fault_of(s, n, s.element) != span_fault::none) return check_span(s, n, s.element);
 
     // Aliasing: outputs against everything else (inputs, the other outputs, the palette).
     span_info pal;
@@ -588,8 +600,9 @@ inline bool isa_available(simd_isa isa) { return cpu_runs(isa); }
 #else
 constexpr simd_isa active_isa() { return kernels_static::isa; }
 
-/// The lane types a static build compiles (the kernels' widest and the narrower ones).
-constexpr bool isa_available(simd_isa isa) { return int(isa) <= int(kernels_static::isa); }
+/// A static build runs its widest kernels and the scalar reference (only those are compiled; a
+/// dispatch build has the others).
+constexpr bool isa_available(simd_isa isa) { return isa == simd_isa::scalar || isa == kernels_static::isa; }
 #endif
 
 /// Runs a checked job's range on the kernels of `isa` (which isa_available). The lane type
@@ -629,9 +642,9 @@ inline std::size_t first_group_of(const lbs_args& a, std::size_t begin) {
 #endif
 }
 
-/// Runs a linear-blend job with the kernels of `isa` (tests compare them): in a static build any
-/// lane type up to the widest it compiles, with dispatch any kernels the CPU runs. Errors as
-/// run(), and errc::unsupported for kernels this build or CPU does not have.
+/// Runs a linear-blend job with the kernels of `isa` (tests compare them): in a static build its
+/// widest or the scalar ones, with dispatch any kernels the CPU runs. Errors as run(), and
+/// errc::unsupported for kernels this build or CPU does not have.
 template <class Index>
 status run_linear_with(simd_isa isa, const skinning_job<Index>& j) {
     checked c;
@@ -645,19 +658,10 @@ status run_linear_with(simd_isa isa, const skinning_job<Index>& j) {
     run_kernels<Index, 0, -1, -1>(isa, a, c.begin, c.end, c.n, j.palette_size);
 #else
     namespace ks = kernels_static;
-    switch (isa) {
-    case simd_isa::scalar: ks::run_job<ks::f1, Index>(a, c.begin, c.end, c.n, j.palette_size); break;
-#if KEYBLEND_SKIN_STATIC_LANES_NUMBER >= 1
-    case simd_isa::sse2: ks::run_job<ks::f4, Index>(a, c.begin, c.end, c.n, j.palette_size); break;
-#endif
-#if KEYBLEND_SKIN_STATIC_LANES_NUMBER >= 2
-    case simd_isa::avx2: ks::run_job<ks::f8, Index>(a, c.begin, c.end, c.n, j.palette_size); break;
-#endif
-#if KEYBLEND_SKIN_STATIC_LANES_NUMBER >= 3
-    case simd_isa::avx512: ks::run_job<ks::f16, Index>(a, c.begin, c.end, c.n, j.palette_size); break;
-#endif
-    default: break;
-    }
+    if (isa == simd_isa::scalar)
+        ks::run_job<ks::f1, Index>(a, c.begin, c.end, c.n, j.palette_size);
+    else
+        ks::run_job<ks::widest, Index>(a, c.begin, c.end, c.n, j.palette_size);
 #endif
     return {};
 }

@@ -250,7 +250,7 @@ struct lane_ops<f1> {
 template <int K, class Index>
 KEYBLEND_SKIN_INLINE void fast_joints(const unsigned char* p, std::uint32_t* offset) {
     constexpr int per_word = 8 / int(sizeof(Index));
-    std::uint64_t q[(K + per_word - 1) / per_word];
+    std::uint64_t q[std::size_t((K + per_word - 1) / per_word)];
     std::memcpy(q, p, sizeof q);
     constexpr unsigned bits = 8 * sizeof(Index);
     constexpr std::uint64_t mask = ((std::uint64_t(1) << bits) - 1) << 4;
@@ -281,7 +281,7 @@ KEYBLEND_SKIN_INLINE bool joints_ok_any_stride(const lbs_args& a, std::size_t v)
     std::uint64_t over = 0;
     const unsigned char* p = a.joints + v * a.joint_stride;
     for (std::size_t i = 0; i < W; ++i, p += a.joint_stride) {
-        std::uint64_t q[words];
+        std::uint64_t q[std::size_t(words)];
         std::memcpy(q, p, sizeof q);
         unroll<words>([&](auto w) KEYBLEND_SKIN_LAMBDA {
             constexpr int used = K - w * per_word < per_word ? K - w * per_word : per_word;
@@ -457,13 +457,13 @@ KEYBLEND_SKIN_INLINE void for_each_vertex(const lbs_args& a, std::size_t v, F&& 
         if constexpr (K == 0) {
             f(i, nullptr, nullptr);
         } else if constexpr (general) {
-            std::uint32_t off[K];
+            std::uint32_t off[std::size_t(K)];
             fast_joints<K, Index>(jp, off);
             f(i, off, wp);
             jp += a.joint_stride;
             wp += a.weight_stride;
         } else {
-            std::uint32_t off[K];
+            std::uint32_t off[std::size_t(K)];
             fast_joints<K, Index>(jp + i * js, off);
             f(i, off, wp + i * ws);
         }
@@ -514,7 +514,7 @@ KEYBLEND_SKIN_INLINE void blend_matrix(const lbs_args& a, std::size_t v, const s
         // The weights: one 128-bit load (two for K > 4) in every lane, each broadcast by an
         // in-lane shuffle. FP loads are the scarce resource of the blend (two per cycle on Zen 3
         // to Zen 5, for a broadcast as for a 512-bit load); shuffles of this kind are not.
-        V w[K];
+        V w[std::size_t(K)];
         const V lo = broadcast_lanes<V>(wp);
         V hi = lo;
         if constexpr (K > 4) hi = broadcast_lanes<V>(wp + 16);
@@ -1272,45 +1272,166 @@ std::size_t group_start(lbs_args& a, std::size_t begin) {
     return begin + best;
 }
 
-/// Skins [begin, end) of a mesh of n vertices with lane type V: SIMD groups where they fit and
-/// may read, the scalar kernel for the rest. K > 0: a fixed_skinning run (K slots, Implied 0 or 1,
-/// Streams), whose job was checked to agree; K = 0: any job.
-template <class V, class Index, int K = 0, int Implied = -1, int Streams = -1>
-void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n) {
-    lbs_args a = args;
-    std::size_t simd_end = begin;
-    if constexpr (V::width > 1) {
-        // A few vertices go the scalar way first so that the groups' stores (non-temporal ones
-        // must) and loads are aligned.
-        const std::size_t start = group_start<V>(a, begin);
-        if (start > begin) {
-            const std::size_t head = start < end ? start : end;
-            lbs_kernel<f1, 0, Index, group_mode::general, -1>(a, begin, head);
-            begin = head;
-        }
-        simd_end = begin;
-        const bool fast = fast_path<Index>(a);
-        const std::size_t guard = lane_ops<V>::template guard<Index>(a, fast);
-        const std::size_t limit = guard >= n ? 0 : n - guard;
-        const std::size_t stop = end < limit ? end : limit;
-        if (stop > begin) {
-            simd_end = begin + (stop - begin) / V::width * V::width;
-            if constexpr (K > 0) {
-                // Counts (stored weights only: checked) are not needed: slots past a vertex's
-                // count hold weight 0.
-                a.counts = nullptr;
-                if (fast)
-                    lbs_modes<V, K, Index, Implied, Streams>(a, begin, simd_end);
-                else
-                    lbs_kernel<V, 0, Index, group_mode::general, -1>(a, begin, simd_end);
-            } else if (a.counts && fast && !a.implied) {
-                lbs_counted<V, Index>(a, begin, simd_end);
-            } else {
-                lbs_slots<V, Index>(a, fast && !a.counts ? a.k : 0, begin, simd_end);
+/// The count <= V::width vertices from v (a range's first or last few, or those near the end of
+/// the mesh the SIMD loads must not reach) skinned by the SIMD kernel of K slots all the same:
+/// copied into packed stack buffers (the unused lanes hold zeros), skinned as one group, copied
+/// back. Every vertex of a fast-path job then takes the same arithmetic, so its bits do not
+/// depend on where a range or the buffers start, and a job of a few hundred vertices (a mesh
+/// split by influence count) does not spend a tenth of its time on the scalar path.
+template <class V, int K, class Index, int Implied, int Streams>
+KEYBLEND_SKIN_NOINLINE void lbs_bounce(const lbs_args& a, std::size_t v, std::size_t count) {
+    constexpr std::size_t W = V::width;
+    constexpr std::size_t over = 16; // the SIMD loads read a little past the last vertex
+    alignas(64) float pin[3 * W + over], pout[3 * W + over], nin[3 * W + over], nout[3 * W + over];
+    alignas(64) float tin[4 * W + over], tout[4 * W + over];
+    alignas(64) Index jb[K * W + 64 / sizeof(Index)];
+    alignas(64) float wb[K * W + over];
+    const std::size_t stored = a.implied ? std::size_t(K - 1) : std::size_t(K);
+    const bool normals = a.nrm.data != nullptr, tangents = a.tan.data != nullptr;
+    // The unused lanes (and the over-read past them) hold zeros: joint 0, in every palette.
+    std::memset(pin, 0, sizeof pin);
+    std::memset(nin, 0, sizeof nin);
+    std::memset(tin, 0, sizeof tin);
+    std::memset(jb, 0, sizeof jb);
+    std::memset(wb, 0, sizeof wb);
+    for (std::size_t i = 0; i < count; ++i) {
+        for (std::size_t c = 0; c < 3; ++c) pin[3 * i + c] = *a.pos.at(v + i, c);
+        if (normals)
+            for (std::size_t c = 0; c < 3; ++c) nin[3 * i + c] = *a.nrm.at(v + i, c);
+        if (tangents)
+            for (std::size_t c = 0; c < 4; ++c) tin[4 * i + c] = *a.tan.at(v + i, c);
+        for (std::size_t s = 0; s < std::size_t(K); ++s) jb[std::size_t(K) * i + s] = Index(raw_joint<Index>(a, v + i, s));
+        for (std::size_t s = 0; s < stored; ++s) wb[stored * i + s] = stored_weight(a, v + i, s);
+    }
+    lbs_args b = a;
+    b.joints = reinterpret_cast<const unsigned char*>(jb);
+    b.joint_stride = K * sizeof(Index);
+    b.joint_cs = sizeof(Index);
+    if (stored) {
+        b.weights = reinterpret_cast<const unsigned char*>(wb);
+        b.weight_stride = stored * sizeof(float);
+        b.weight_cs = sizeof(float);
+    }
+    b.counts = nullptr;
+    const auto in = [](const float* p, std::size_t components) {
+        in_stream s;
+        s.data = reinterpret_cast<const unsigned char*>(p);
+        s.stride = components * sizeof(float);
+        s.cs = sizeof(float);
+        s.kind = layout::packed;
+        return s;
+    };
+    const auto out = [](float* p, std::size_t components) {
+        out_stream s;
+        s.data = reinterpret_cast<unsigned char*>(p);
+        s.stride = components * sizeof(float);
+        s.cs = sizeof(float);
+        s.kind = layout::packed;
+        return s;
+    };
+    b.pos = in(pin, 3);
+    b.out_pos = out(pout, 3);
+    if (normals) {
+        b.nrm = in(nin, 3);
+        b.out_nrm = out(nout, 3);
+    }
+    if (tangents) {
+        b.tan = in(tin, 4);
+        b.out_tan = out(tout, 4);
+    }
+    b.simple = !a.inverse_transpose;
+    if constexpr (Implied == 1) {
+        lbs_kernel<V, K, Index, group_mode::packed_implied, Streams>(b, 0, W);
+    } else if constexpr (Implied == 0) {
+        lbs_kernel<V, K, Index, group_mode::packed, Streams>(b, 0, W);
+    } else {
+        if (a.implied)
+            lbs_kernel<V, K, Index, group_mode::packed_implied, Streams>(b, 0, W);
+        else
+            lbs_kernel<V, K, Index, group_mode::packed, Streams>(b, 0, W);
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+        for (std::size_t c = 0; c < 3; ++c) *a.out_pos.at(v + i, c) = pout[3 * i + c];
+        if (normals)
+            for (std::size_t c = 0; c < 3; ++c) *a.out_nrm.at(v + i, c) = nout[3 * i + c];
+        if (tangents)
+            for (std::size_t c = 0; c < 4; ++c) *a.out_tan.at(v + i, c) = tout[4 * i + c];
+    }
+}
+
+/// lbs_bounce over [begin, end), at most V::width vertices at a time, for k slots.
+template <class V, class Index, int K, int Implied, int Streams>
+void lbs_bounce_range(const lbs_args& a, std::size_t k, std::size_t begin, std::size_t end) {
+    for (std::size_t v = begin; v < end; v += V::width) {
+        const std::size_t count = end - v < V::width ? end - v : V::width;
+        if constexpr (K > 0) {
+            (void)k;
+            lbs_bounce<V, K, Index, Implied, Streams>(a, v, count);
+        } else {
+            switch (k) {
+            case 1: lbs_bounce<V, 1, Index, -1, -1>(a, v, count); break;
+            case 2: lbs_bounce<V, 2, Index, -1, -1>(a, v, count); break;
+            case 3: lbs_bounce<V, 3, Index, -1, -1>(a, v, count); break;
+            case 4: lbs_bounce<V, 4, Index, -1, -1>(a, v, count); break;
+            case 5: lbs_bounce<V, 5, Index, -1, -1>(a, v, count); break;
+            case 6: lbs_bounce<V, 6, Index, -1, -1>(a, v, count); break;
+            case 7: lbs_bounce<V, 7, Index, -1, -1>(a, v, count); break;
+            default: lbs_bounce<V, 8, Index, -1, -1>(a, v, count); break;
             }
         }
     }
-    lbs_kernel<f1, 0, Index, group_mode::general, -1>(a, simd_end, end);
+}
+
+/// Below this many SIMD groups a job (without streaming stores) starts its groups where its range
+/// starts, instead of first aligning its loads: for a few hundred vertices the partial group the
+/// alignment costs is worth more than aligned loads.
+inline constexpr std::size_t align_from_groups = 16;
+
+/// Skins [begin, end) of a mesh of n vertices with lane type V. K > 0: a fixed_skinning run (K
+/// slots, Implied 0 or 1, Streams), whose job was checked to agree; K = 0: any job. On the fast
+/// path (fast_path, and no per-vertex counts with an implied weight) every vertex goes through the
+/// SIMD kernels, the partial groups through lbs_bounce; otherwise (influences with component
+/// strides, counts with an implied weight) the dynamic SIMD kernel and the scalar one.
+template <class V, class Index, int K = 0, int Implied = -1, int Streams = -1>
+void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n) {
+    lbs_args a = args;
+    if constexpr (V::width == 1) {
+        (void)n;
+        lbs_kernel<f1, 0, Index, group_mode::general, -1>(a, begin, end);
+    } else {
+        constexpr std::size_t W = V::width;
+        // Groups start where the loads (and non-temporal stores, which must) are aligned.
+        std::size_t start = group_start<V>(a, begin);
+        const bool fast = fast_path<Index>(a) && !(a.counts && a.implied);
+        if (fast && !a.out_pos.streaming && !a.out_nrm.streaming && end - begin < align_from_groups * W)
+            start = begin;
+        start = start < end ? start : end;
+        const std::size_t guard = lane_ops<V>::template guard<Index>(a, fast);
+        const std::size_t limit = guard >= n ? 0 : n - guard;
+        const std::size_t stop = end < limit ? end : limit;
+        const std::size_t simd_end = stop > start ? start + (stop - start) / W * W : start;
+        if (!fast) {
+            lbs_kernel<f1, 0, Index, group_mode::general, -1>(a, begin, start);
+            lbs_kernel<V, 0, Index, group_mode::general, -1>(a, start, simd_end);
+            lbs_kernel<f1, 0, Index, group_mode::general, -1>(a, simd_end, end);
+            return;
+        }
+        if constexpr (K > 0) {
+            // Counts (stored weights only: checked) are not needed: slots past a vertex's count
+            // hold weight 0.
+            a.counts = nullptr;
+            lbs_bounce_range<V, Index, K, Implied, Streams>(a, K, begin, start);
+            lbs_modes<V, K, Index, Implied, Streams>(a, start, simd_end);
+            lbs_bounce_range<V, Index, K, Implied, Streams>(a, K, simd_end, end);
+        } else {
+            lbs_bounce_range<V, Index, 0, -1, -1>(a, a.k, begin, start);
+            if (a.counts)
+                lbs_counted<V, Index>(a, start, simd_end);
+            else
+                lbs_slots<V, Index>(a, a.k, start, simd_end);
+            lbs_bounce_range<V, Index, 0, -1, -1>(a, a.k, simd_end, end);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1324,9 +1445,10 @@ inline constexpr std::size_t palette_copy_limit = 128;
 /// Runs a checked job's range with lane type V (see run_lbs for K, Implied, Streams). A palette
 /// of at most palette_copy_limit matrices not aligned to V's register (32 bytes for AVX2, 64 for
 /// AVX-512; a std::vector<glm::mat4> is only 16-byte aligned) is copied to an aligned stack buffer
-/// first: misaligned, one in two of AVX2's 32-byte palette loads straddles a cache line (~10%
-/// slower), and every AVX-512 64-byte one. Copying 128 matrices costs about as much as skinning
-/// 50 vertices. Non-temporal stores are fenced before returning (visible to other threads).
+/// first, when the range has at least 4 vertices per matrix: misaligned, one in two of AVX2's
+/// 32-byte palette loads straddles a cache line (~10% slower), and every AVX-512 64-byte one.
+/// Copying 128 matrices costs about as much as skinning 50 vertices. Non-temporal stores are
+/// fenced before returning (visible to other threads).
 template <class V, class Index, int K = 0, int Implied = -1, int Streams = -1>
 void run_job(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n, std::size_t palette_size) {
     constexpr std::size_t alignment = V::width * sizeof(float);
@@ -1336,7 +1458,9 @@ void run_job(const lbs_args& args, std::size_t begin, std::size_t end, std::size
     // Tests only (tests/skin_isa_mix.cmake): reports which kernel set and lane width ran.
     KEYBLEND_SKIN_TEST_HOOK(isa, V::width);
 #endif
-    if (reinterpret_cast<std::uintptr_t>(a.palette) % alignment != 0 && palette_size <= palette_copy_limit) {
+    // (Worth it from a few vertices per matrix: a split mesh's small jobs skip it.)
+    if (reinterpret_cast<std::uintptr_t>(a.palette) % alignment != 0 && palette_size <= palette_copy_limit &&
+        end - begin >= 4 * palette_size) {
         std::memcpy(copy, a.palette, palette_size * 16 * sizeof(float));
         a.palette = copy;
     }
