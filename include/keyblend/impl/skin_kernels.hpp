@@ -1165,6 +1165,9 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
 
 /// The fast path's kernel for this job's layout (chosen once per run). Implied: -1 when the job
 /// says, else whether a fixed_skinning run's last weight is implied (the job was checked to agree).
+/// The general run() (Implied and Streams -1) has no strided kernels for more than 4 slots: such
+/// jobs take the dynamic kernel. Vertex buffers hold at most 4 influences per vertex (D3D's
+/// UBYTE4 indices), and four kernels fewer are a tenth of the general run()'s compile time.
 template <class V, int K, class Index, int Implied, int Streams>
 void lbs_modes(const lbs_args& a, std::size_t begin, std::size_t end) {
     const group_mode mode = mode_for<K, Index>(a);
@@ -1172,6 +1175,8 @@ void lbs_modes(const lbs_args& a, std::size_t begin, std::size_t end) {
         lbs_kernel<V, K, Index, group_mode::packed, Streams>(a, begin, end);
     else if (Implied != 0 && mode == group_mode::packed_implied)
         lbs_kernel<V, K, Index, group_mode::packed_implied, Streams>(a, begin, end);
+    else if constexpr (K > 4 && Implied < 0 && Streams < 0)
+        lbs_kernel<V, 0, Index, group_mode::general, -1>(a, begin, end);
     else
         lbs_kernel<V, K, Index, group_mode::strided, Streams>(a, begin, end);
 }
