@@ -258,8 +258,8 @@ inline const char* to_string(skinned_streams s);
 struct any_skinning {};
 
 /// A configuration stated at compile time, for files that know it: `job.run<fixed_skinning<4>>()`
-/// compiles only the kernels of Influences slots, Streams and Last (about a quarter of a general
-/// run()'s compile time and memory; see bench/compile_time.sh). The job must agree: its
+/// compiles only the kernels of Influences slots, Streams and Last (about a third of a general
+/// run()'s compile time; see bench/compile_time.sh). The job must agree: its
 /// influences == Influences, its last weight == Last, normals and tangents given exactly as
 /// Streams says; otherwise run() returns errc::invalid_argument naming the difference and skins
 /// nothing. Per-vertex influence_counts are accepted with stored weights (the slots past a count
