@@ -5,8 +5,11 @@
 //   skin/<attributes>/<k>/<vertices>             keyblend, one thread
 //   skin/<attributes>/<k>/<vertices>/2           keyblend, two threads (a persistent pool through
 //                                                skin_parallel's executor overload)
-//   skin/<attributes>/<k>/<vertices>[/2]/avx2    in an AVX-512 build (where run() takes the
-//                                                AVX-512 kernel): the AVX2 kernel, for comparison
+//   skin/<attributes>/<k>/<vertices>[/2]/avx2    where run() takes the AVX-512 kernels: the AVX2
+//                                                kernels, for comparison
+// The kernels run() uses are printed first (and in the context). bench_skin_dispatch is this
+// program built for baseline x86-64 with KEYBLEND_RUNTIME_DISPATCH: run both to see what the
+// dispatch costs against the compile-time choice.
 //   skin/<attributes>/<k>/<vertices>/reference   the plain loop: blend glm::mat4s, multiply
 //   skin/tiny.x/pos+nrm/2/4432[/avx2|/reference] tiny.x's skinned body as the .X loader gives it
 //                                                (4432 vertices, 35 bones, 2 influences), posed
@@ -30,6 +33,7 @@
 #include <glm/gtc/matrix_transform.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -230,15 +234,14 @@ private:
     std::size_t count_ = 0;
 };
 
-#if defined(KEYBLEND_LANES_AVX512)
-/// What a build without AVX-512 runs (the AVX2 kernel), for the /avx2 cases of an AVX-512 build:
-/// the library's internal entry point with the AVX2 lane type (as the tests call it), in the
-/// chunks and with the store policy skin_parallel would use.
+/// What a build without AVX-512 runs (the AVX2 kernels), for the /avx2 cases where run() takes the
+/// AVX-512 kernels: the library's internal entry point for a chosen instruction set (as the tests
+/// call it), in the chunks and with the store policy skin_parallel would use.
 void run_avx2(const keyblend::skinning_job<>& job, std::size_t threads, spin_pool* pool) {
-    using keyblend::impl::lanes::f8;
-    using keyblend::impl::skin::run_linear;
+    using keyblend::impl::skin::run_linear_with;
+    constexpr keyblend::simd_isa avx2 = keyblend::simd_isa::avx2;
     if (threads == 1) {
-        (void)run_linear<f8>(job);
+        (void)run_linear_with(avx2, job);
         return;
     }
     const std::size_t n = job.in_positions.size;
@@ -250,10 +253,9 @@ void run_avx2(const keyblend::skinning_job<>& job, std::size_t threads, spin_poo
     (*pool)(threads, [&](std::size_t i) {
         keyblend::skinning_job<> part = base;
         part.range = keyblend::vertex_range{std::min(n, i * chunk), std::min(n, (i + 1) * chunk)};
-        (void)run_linear<f8>(part);
+        (void)run_linear_with(avx2, part);
     });
 }
-#endif
 
 /// keyblend on `threads` threads; with `avx2`, the AVX2 kernel of an AVX-512 build.
 void bm_keyblend(benchmark::State& state, const loaded_mesh* fixed, unsigned attrs, std::size_t k,
@@ -267,12 +269,10 @@ void bm_keyblend(benchmark::State& state, const loaded_mesh* fixed, unsigned att
     }
     spin_pool pool(threads - 1);
     if (avx2) {
-#if defined(KEYBLEND_LANES_AVX512)
         for (auto _ : state) {
             run_avx2(job, threads, &pool);
             benchmark::ClobberMemory();
         }
-#endif
     } else if (threads == 1) {
         for (auto _ : state) {
             (void)job.run();
@@ -361,11 +361,16 @@ const char* attribute_name(unsigned attrs) {
     return attrs == pos ? "pos" : attrs == (pos | nrm) ? "pos+nrm" : "pos+nrm+tan";
 }
 
-#if defined(KEYBLEND_LANES_AVX512)
-constexpr bool has_avx2_cases = true;
-#else
-constexpr bool has_avx2_cases = false;
-#endif
+/// The /avx2 cases exist where run() takes the AVX-512 kernels and the AVX2 ones can run too.
+bool has_avx2_cases() {
+    keyblend::skinning_job<> probe; // an empty job: run_linear_with only says whether it can
+    probe.influences = 1;
+    const glm::mat4 m(1.0f);
+    probe.palette = &m;
+    probe.palette_size = 1;
+    return keyblend::skinning_isa() == keyblend::simd_isa::avx512 &&
+           keyblend::impl::skin::run_linear_with(keyblend::simd_isa::avx2, probe).has_value();
+}
 
 void register_all() {
     for (unsigned attrs : {unsigned(pos), unsigned(pos | nrm), unsigned(pos | nrm | tan)})
@@ -376,7 +381,7 @@ void register_all() {
                 benchmark::RegisterBenchmark((base + "/reference").c_str(), bm_reference, nullptr, attrs, k, n)
                     ->UseRealTime();
                 for (bool avx2 : {false, true}) {
-                    if (avx2 && !has_avx2_cases) continue;
+                    if (avx2 && !has_avx2_cases()) continue;
                     const std::string path = avx2 ? "/avx2" : "";
                     benchmark::RegisterBenchmark((base + path).c_str(), bm_keyblend, nullptr, attrs, k, n,
                                                  std::size_t(1), avx2)
@@ -394,7 +399,7 @@ void register_all() {
                                  tiny->influences_per_vertex, tiny->size())
         ->UseRealTime();
     for (bool avx2 : {false, true}) {
-        if (avx2 && !has_avx2_cases) continue;
+        if (avx2 && !has_avx2_cases()) continue;
         benchmark::RegisterBenchmark((tiny_name + (avx2 ? "/avx2" : "")).c_str(), bm_keyblend, tiny, unsigned(pos | nrm),
                                      tiny->influences_per_vertex, tiny->size(), std::size_t(1), avx2)
             ->UseRealTime();
@@ -414,6 +419,13 @@ void register_all() {
 } // namespace
 
 int main(int argc, char** argv) {
+#if defined(KEYBLEND_RUNTIME_DISPATCH)
+    const char* how = "chosen at run time (KEYBLEND_RUNTIME_DISPATCH; KEYBLEND_SKIN_ISA forces)";
+#else
+    const char* how = "chosen at compile time";
+#endif
+    std::printf("skinning kernels: %s, %s\n", keyblend::to_string(keyblend::skinning_isa()), how);
+    benchmark::AddCustomContext("skinning kernels", keyblend::to_string(keyblend::skinning_isa()));
     register_all();
     return kbbench::run(argc, argv, [](const std::string& full) -> std::string {
         // Every case measures real time (the 2-thread ones must): names end in "/real_time".

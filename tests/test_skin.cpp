@@ -6,6 +6,7 @@
 // -march=native, and each narrower lane type called directly), in keyblend_tests_skin_sse2 (SSE2
 // only) and in keyblend_tests_skin_scalar (KEYBLEND_NO_INTRINSICS).
 #include <keyblend/skin.hpp>
+#include <keyblend/skin_threads.hpp>
 
 #include "helpers.hpp"
 
@@ -16,6 +17,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -26,7 +29,6 @@ using namespace keyblend;
 
 namespace {
 
-namespace lanes = keyblend::impl::lanes;
 
 // ---------------------------------------------------------------------------------------------
 // Meshes
@@ -381,12 +383,19 @@ std::string describe(const options& o, const char* index) {
            (o.range.end == vertex_range::all ? std::string("all") : std::to_string(o.range.end)) + ")";
 }
 
-template <class V, class Index>
-std::vector<float> run_path(fixture<Index>& f, const reference& r, const std::string& label) {
+template <class Index>
+std::vector<float> run_path(simd_isa isa, fixture<Index>& f, const reference& r, const std::string& label) {
     f.reset_outputs();
-    REQUIRE(impl::skin::run_linear<V>(f.job));
-    check_against(f, r, label);
+    REQUIRE(impl::skin::run_linear_with(isa, f.job));
+    check_against(f, r, label + " [" + to_string(isa) + "]");
     return outputs_of(f);
+}
+
+/// The kernels a test compares with the scalar reference: the ones run() uses in this build (in a
+/// dispatch build, the forced ones: ctest runs the whole suite once per instruction set).
+std::vector<simd_isa> tested_isas() {
+    if (skinning_isa() == simd_isa::scalar) return {};
+    return {skinning_isa()};
 }
 
 /// Runs the job on every lane type this build has and through run(); checks each against the
@@ -399,17 +408,9 @@ void check_all_paths(const options& o, const char* index) {
     INFO(label << ": " << (valid ? std::string("valid") : valid.error().message));
     REQUIRE(valid);
     const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
-    const std::vector<float> scalar = run_path<lanes::f1>(f, r, label + " [scalar]");
+    const std::vector<float> scalar = run_path(simd_isa::scalar, f, r, label);
     std::vector<std::vector<float>> simd;
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-    simd.push_back(run_path<lanes::f4>(f, r, label + " [sse2]"));
-#endif
-#if defined(KEYBLEND_LANES_AVX2)
-    simd.push_back(run_path<lanes::f8>(f, r, label + " [avx2]"));
-#endif
-#if defined(KEYBLEND_LANES_AVX512)
-    simd.push_back(run_path<lanes::f16>(f, r, label + " [avx512]"));
-#endif
+    for (simd_isa isa : tested_isas()) simd.push_back(run_path(isa, f, r, label));
     f.reset_outputs();
     REQUIRE(f.job.run());
     check_against(f, r, label + " [run]");
@@ -508,15 +509,305 @@ TEST_CASE("build_palette: model[joint_of_bone[b]] * offset[b], from a loader's b
     }
 }
 
+TEST_CASE("build_palette: into caller memory (a plain array), from spans over non-const vectors") {
+    kbtest::rng rng(5);
+    std::vector<glm::mat4> model;
+    for (int i = 0; i < 5; ++i) model.push_back(rig_matrix(rng, true));
+    std::vector<std::uint16_t> joint{4, 0, 2};            // not const: make_span gives span<uint16_t>
+    std::vector<glm::mat4> offsets;
+    for (int b = 0; b < 3; ++b) offsets.push_back(rig_matrix(rng, false));
+    glm::mat4 gpu_buffer[4];                              // e.g. a mapped constant buffer, one spare
+    const glm::mat4 untouched(7.0f);
+    for (glm::mat4& m : gpu_buffer) m = untouched;
+    REQUIRE(build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), gpu_buffer, 4));
+    for (std::size_t b = 0; b < 3; ++b) CHECK(kbtest::bit_equal(gpu_buffer[b], model[joint[b]] * offsets[b]));
+    CHECK(kbtest::bit_equal(gpu_buffer[3], untouched));
+
+    // member_span over a non-const vector of a loader's bones, and the vector overload.
+    struct bone {
+        std::size_t joint;
+        glm::mat4 offset;
+    };
+    std::vector<bone> bones{{1, offsets[0]}, {3, offsets[1]}};
+    std::vector<glm::mat4> palette;
+    REQUIRE(build_palette(model, member_span(bones, &bone::joint), member_span(bones, &bone::offset), palette));
+    REQUIRE(palette.size() == 2);
+    CHECK(kbtest::bit_equal(palette[1], model[3] * offsets[1]));
+
+    SUBCASE("too little room, null pointers, bad joints: an error and nothing written") {
+        for (glm::mat4& m : gpu_buffer) m = untouched;
+        auto st = build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), gpu_buffer, 2);
+        REQUIRE_FALSE(st);
+        CHECK(st.error().code == errc::size_mismatch);
+        st = build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), nullptr, 3);
+        CHECK(st.error().code == errc::invalid_argument);
+        st = build_palette(static_cast<const glm::mat4*>(nullptr), 5, make_span(joint, 1), make_span(offsets, 1),
+                           gpu_buffer, 4);
+        CHECK(st.error().code == errc::invalid_argument);
+        joint[1] = 5;
+        st = build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), gpu_buffer, 4);
+        CHECK(st.error().code == errc::out_of_range);
+        CHECK(st.error().index == 1);
+        for (const glm::mat4& m : gpu_buffer) CHECK(kbtest::bit_equal(m, untouched));
+        // No bones: nothing to do, whatever the output.
+        CHECK(build_palette(model.data(), model.size(), strided_span<const int>{}, strided_span<const glm::mat4>{},
+                            static_cast<glm::mat4*>(nullptr), 0));
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Linear-blend skinning: every path, every layout
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("the build's native lane type") {
-#if defined(KEYBLEND_EXPECT_LANES)
-    CHECK(lanes::widest::width == KEYBLEND_EXPECT_LANES);
+TEST_CASE("the build's kernels") {
+#if defined(KEYBLEND_EXPECT_ISA) && !defined(KEYBLEND_RUNTIME_DISPATCH)
+    CHECK(std::string(to_string(skinning_isa())) == KEYBLEND_EXPECT_ISA);
 #endif
-    MESSAGE("skinning runs " << lanes::widest::width << " vertices per step in this build");
+    // A dispatch build run with KEYBLEND_SKIN_ISA set must run those kernels (ctest sets it only
+    // where the CPU has them), or the suite would test the wrong ones.
+    if (const char* forced = std::getenv("KEYBLEND_SKIN_ISA")) CHECK(std::string(to_string(skinning_isa())) == forced);
+    CHECK(skinning_isa_supported(skinning_isa()));
+    MESSAGE("skinning runs the " << to_string(skinning_isa()) << " kernels in this build");
+}
+
+#if defined(KEYBLEND_RUNTIME_DISPATCH)
+namespace {
+// ctest runs this dispatch build once per instruction set (KEYBLEND_SKIN_ISA): on a CPU without
+// the one asked for, the run is reported as skipped instead of testing other kernels.
+const bool skip_unsupported = [] {
+    const char* forced = std::getenv("KEYBLEND_SKIN_ISA");
+    if (!forced) return false;
+    for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512})
+        if (std::string(forced) == to_string(isa)) {
+            if (skinning_isa_supported(isa)) return false;
+            std::printf("KEYBLEND-SKIP: this CPU does not run the %s kernels\n", forced);
+            std::exit(0);
+        }
+    std::printf("KEYBLEND_SKIN_ISA=%s names no kernels\n", forced);
+    std::exit(1);
+}();
+} // namespace
+#endif
+
+TEST_CASE("runtime dispatch: the widest kernels by default, narrower ones on request") {
+#if defined(KEYBLEND_RUNTIME_DISPATCH) && (defined(__x86_64__) || defined(__i386__))
+    const simd_isa chosen = skinning_isa();
+    CHECK(skinning_isa_supported(simd_isa::scalar));
+    CHECK(skinning_isa_supported(simd_isa::sse2));
+    if (!std::getenv("KEYBLEND_SKIN_ISA")) {
+        simd_isa widest = simd_isa::sse2;
+        for (simd_isa isa : {simd_isa::avx2, simd_isa::avx512})
+            if (skinning_isa_supported(isa)) widest = isa;
+        CHECK(chosen == widest);
+    }
+    // Forcing each kernel set the CPU runs: run() then uses it; the results stay within the
+    // tolerance of the scalar reference (check_all_paths does the rest per forced run).
+    options o;
+    o.n = 77;
+    fixture<std::uint16_t> f(o);
+    const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
+    for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512}) {
+        if (!skinning_isa_supported(isa)) {
+            CHECK(force_skinning_isa(isa).error().code == errc::unsupported);
+            continue;
+        }
+        REQUIRE(force_skinning_isa(isa));
+        CHECK(skinning_isa() == isa);
+        f.reset_outputs();
+        REQUIRE(f.job.run());
+        check_against(f, r, std::string("forced ") + to_string(isa));
+    }
+    REQUIRE(force_skinning_isa(chosen));
+#else
+    // A static build has its kernels only.
+    CHECK(force_skinning_isa(skinning_isa()));
+    for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512})
+        if (isa != skinning_isa()) {
+            const status st = force_skinning_isa(isa);
+            REQUIRE_FALSE(st);
+            CHECK(st.error().code == errc::unsupported);
+            CHECK(st.error().message.find("KEYBLEND_RUNTIME_DISPATCH") != std::string::npos);
+        }
+#endif
+}
+
+namespace {
+/// Overwrites a fixture's inputs with values every build computes alike: small multiples of powers
+/// of two, and weights 1/2, 1/4, ... (the last slot the rest), so that no input depends on how a
+/// build's compiler contracts the test's own float arithmetic into FMAs (the random meshes do).
+void make_exact(fixture<std::uint16_t>& f) {
+    for (std::size_t b = 0; b < f.mesh.palette.size(); ++b)
+        for (int c = 0; c < 4; ++c)
+            for (int r = 0; r < 4; ++r)
+                f.mesh.palette[b][c][r] = r == 3 ? (c == 3 ? 1.0f : 0.0f) : float(int((b * 7 + std::size_t(c) * 3 + std::size_t(r) * 5) % 17) - 8) / 8.0f;
+    const auto value = [](std::size_t v, std::size_t c, std::size_t salt) {
+        return float(int((v * 5 + c * 11 + salt) % 23) - 11) / 4.0f;
+    };
+    for (std::size_t v = 0; v < f.o.n; ++v) {
+        for (std::size_t c = 0; c < 4; ++c) {
+            if (c < 3) f.in_pos.at(v, c) = value(v, c, 0);
+            if (c < 3) f.in_nrm.at(v, c) = value(v, c, 7);
+            f.in_tan.at(v, c) = value(v, c, 13);
+        }
+        const std::size_t used = f.o.counts ? f.counts[v] : f.o.k;
+        const std::size_t stored = f.o.implied ? f.o.k - 1 : f.o.k;
+        for (std::size_t i = 0; i < stored; ++i)
+            f.weights.at(v, i) = i >= used ? 0.0f : i + 1 == used ? std::ldexp(1.0f, -int(i)) : std::ldexp(1.0f, -int(i) - 1);
+    }
+}
+
+/// The outputs of a fixed set of jobs through run(), over the layouts and modes the kernels have.
+std::vector<float> canonical_outputs() {
+    std::vector<float> out;
+    const auto add = [&out](const options& o) {
+        fixture<std::uint16_t> f(o);
+        make_exact(f);
+        REQUIRE(f.job.validate());
+        REQUIRE(f.job.run());
+        const std::vector<float> x = outputs_of(f);
+        out.insert(out.end(), x.begin(), x.end());
+    };
+    for (std::size_t k = 1; k <= max_influences; ++k)
+        for (bool implied : {false, true}) {
+            options o;
+            o.n = 203;
+            o.k = k;
+            o.implied = implied;
+            o.seed = std::uint32_t(k * 2 + implied);
+            add(o);
+        }
+    for (place p : all_places) {
+        options o;
+        o.n = 150;
+        o.in = o.out = o.influences = p;
+        o.nt = normal_transform::inverse_transpose;
+        o.non_uniform = true;
+        add(o);
+    }
+    options counted;
+    counted.n = 300;
+    counted.counts = counted.clustered = true;
+    add(counted);
+    counted.implied = true;
+    add(counted);
+    return out;
+}
+} // namespace
+
+TEST_CASE("skinning outputs equal the other builds' (bit for bit where the same kernels run)") {
+    // ctest's skin_outputs_<isa> runs of the static builds write their outputs; the dispatch
+    // build's runs compare (tests/CMakeLists.txt). Without those variables this only computes.
+    const std::vector<float> mine = canonical_outputs();
+    if (const char* path = std::getenv("KEYBLEND_SKIN_OUTPUTS_WRITE")) {
+        std::FILE* file = std::fopen(path, "wb");
+        REQUIRE(file);
+        CHECK(std::fwrite(mine.data(), sizeof(float), mine.size(), file) == mine.size());
+        std::fclose(file);
+    }
+    if (const char* path = std::getenv("KEYBLEND_SKIN_OUTPUTS_COMPARE")) {
+        std::vector<float> theirs(mine.size() + 1);
+        std::FILE* file = std::fopen(path, "rb");
+        REQUIRE(file);
+        const std::size_t read = std::fread(theirs.data(), sizeof(float), theirs.size(), file);
+        std::fclose(file);
+        REQUIRE(read == mine.size());
+        const bool exact = std::getenv("KEYBLEND_SKIN_OUTPUTS_EXACT") != nullptr;
+        std::size_t differ = 0, bad = 0;
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+            if (kbtest::bit_equal(mine[i], theirs[i])) continue;
+            ++differ;
+            if (!(std::fabs(mine[i] - theirs[i]) <= tolerance * std::max(1.0f, std::fabs(theirs[i])))) ++bad;
+        }
+        INFO(path << ": " << differ << " of " << mine.size() << " floats differ in their bits");
+        CHECK(bad == 0);
+        if (exact) CHECK(differ == 0);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// fixed_skinning: the configuration stated at compile time
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("fixed_skinning: the same bits as run() for the jobs it fits, an error for the others") {
+    using stored4 = fixed_skinning<4, skinned_streams::positions_normals_tangents>;
+    for (place p : all_places) {
+        options o;
+        o.n = 131;
+        o.in = o.out = o.influences = p;
+        fixture<std::uint16_t> f(o);
+        REQUIRE(f.job.run());
+        const std::vector<float> general = outputs_of(f);
+        f.reset_outputs();
+        REQUIRE(f.job.run<stored4>());
+        const std::vector<float> fixed = outputs_of(f);
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < fixed.size(); ++i) differ += !kbtest::bit_equal(fixed[i], general[i]);
+        CHECK(differ == 0);
+    }
+    SUBCASE("every configuration of one mesh") {
+        for (std::size_t k : {1u, 3u, 8u}) {
+            options o;
+            o.n = 90;
+            o.k = k;
+            o.tangents = false;
+            o.implied = k > 1;
+            fixture<std::uint16_t> f(o);
+            const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
+            status st;
+            f.reset_outputs();
+            if (k == 1) st = f.job.run<fixed_skinning<1, skinned_streams::positions_normals>>();
+            if (k == 3) st = f.job.run<fixed_skinning<3, skinned_streams::positions_normals, last_weight::implied>>();
+            if (k == 8) st = f.job.run<fixed_skinning<8, skinned_streams::positions_normals, last_weight::implied>>();
+            REQUIRE(st);
+            check_against(f, r, "fixed k=" + std::to_string(k));
+        }
+    }
+    SUBCASE("a job that does not fit is rejected, and nothing written") {
+        options o;
+        o.n = 40;
+        fixture<std::uint16_t> f(o);
+        const auto rejected = [&f](const status& st, const char* text) {
+            REQUIRE_FALSE(st);
+            CHECK(st.error().code == errc::invalid_argument);
+            CHECK(st.error().message.find(text) != std::string::npos);
+            for (float x : f.out_pos.storage) CHECK(kbtest::bit_equal(x, garbage()));
+        };
+        f.reset_outputs();
+        rejected(f.job.run<fixed_skinning<3, skinned_streams::positions_normals_tangents>>(), "the job has 4 influences");
+        rejected(f.job.run<fixed_skinning<4, skinned_streams::positions_normals>>(), "the job has tangents");
+        rejected(f.job.run<fixed_skinning<4, skinned_streams::positions_tangents>>(), "the job has normals");
+        rejected(f.job.run<fixed_skinning<4, skinned_streams::positions_normals_tangents, last_weight::implied>>(),
+                 "last weight is stored");
+    }
+    SUBCASE("per-vertex counts: stored weights blend all slots (the same result), implied rejected") {
+        options o;
+        o.n = 200;
+        o.counts = o.clustered = true;
+        fixture<std::uint16_t> f(o);
+        const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
+        f.reset_outputs();
+        REQUIRE(f.job.run<stored4>());
+        check_against(f, r, "fixed with counts");
+        f.job.last = last_weight::implied;
+        const status st = f.job.run<fixed_skinning<4, skinned_streams::positions_normals_tangents, last_weight::implied>>();
+        REQUIRE_FALSE(st);
+        CHECK(st.error().message.find("influence_counts") != std::string::npos);
+    }
+    SUBCASE("skin_parallel with a fixed configuration gives run()'s bits") {
+        options o;
+        o.n = 1000;
+        fixture<std::uint16_t> f(o);
+        REQUIRE(f.job.run());
+        const std::vector<float> one = outputs_of(f);
+        f.reset_outputs();
+        REQUIRE(skin_parallel<stored4>(f.job, 3, [](std::size_t count, const auto& task) {
+            for (std::size_t i = count; i-- > 0;) task(i);
+        }));
+        const std::vector<float> par = outputs_of(f);
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < par.size(); ++i) differ += !kbtest::bit_equal(par[i], one[i]);
+        CHECK(differ == 0);
+    }
 }
 
 TEST_CASE("the two references agree: vertex-major (double) and the seeds' bone-major method") {
@@ -876,16 +1167,8 @@ TEST_CASE("joint indices outside the palette: every path clamps them to the last
                         std::min<std::uint16_t>(f.joints.at(v, i), std::uint16_t(f.mesh.palette.size() - 1));
             const reference r = vertex_major(clamped, f.weights_used(), o.nt);
             const std::string label = describe(o, "uint16") + " with indices out of range";
-            run_path<lanes::f1>(f, r, label + " [scalar]");
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-            run_path<lanes::f4>(f, r, label + " [sse2]");
-#endif
-#if defined(KEYBLEND_LANES_AVX2)
-            run_path<lanes::f8>(f, r, label + " [avx2]");
-#endif
-#if defined(KEYBLEND_LANES_AVX512)
-            run_path<lanes::f16>(f, r, label + " [avx512]");
-#endif
+            run_path(simd_isa::scalar, f, r, label);
+            for (simd_isa isa : tested_isas()) run_path(isa, f, r, label);
         }
 }
 

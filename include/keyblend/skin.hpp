@@ -26,7 +26,7 @@
 #pragma once
 
 #include "error.hpp"
-#include "impl/pose_simd.hpp"
+#include "impl/skin_isa.hpp"
 #include "math.hpp"
 
 #include <cstddef>
@@ -67,6 +67,10 @@ struct strided_span {
     }
 };
 
+// The functions of this header live in an inline namespace named after the instruction sets
+// the file is compiled for (impl/skin_isa.hpp): callers write keyblend::build_palette as usual.
+inline namespace KEYBLEND_SKIN_ABI {
+
 /// The x, y, z components of each vector (works whatever sizeof(glm::vec3) is, so also under
 /// GLM_FORCE_DEFAULT_ALIGNED_GENTYPES). The vector must not be resized while the span is used.
 inline strided_span<const float> make_span(const std::vector<glm::vec3>& v);
@@ -90,21 +94,32 @@ strided_span<const T> member_span(const std::vector<S>& v, T S::*member);
 
 /// The skinning matrices of one frame: `palette[b] = model[joint_of_bone(b)] * offset(b)` for every
 /// bone b (GLM's product: the offset matrix is applied first, taking a bind-pose vertex into the
-/// joint's bind space; the joint's model matrix then places it). `palette` is resized to
-/// joint_of_bone.size.
+/// joint's bind space; the joint's model matrix then places it), written to caller memory:
+/// `palette[0 .. joint_of_bone.size)` (a mapped GPU constant buffer, a plain array). The other
+/// `palette_count - joint_of_bone.size` matrices are not touched.
 ///
 /// `joint_of_bone` and `offset` have one element per bone (offset.size must equal
-/// joint_of_bone.size); with a loader's `std::vector<bone>` use member_span. JointIndex is any
-/// integer type; a negative or too large joint is an error.
+/// joint_of_bone.size); with a loader's `std::vector<bone>` use member_span, with a vector of
+/// indices make_span(v, 1) (spans over const or non-const data both work). JointIndex is any
+/// integer type; a negative or too large joint is an error. `model` has `model_count` matrices
+/// (the pose's joints).
 ///
 /// Errors (the message names the bone; error::index is the bone):
-/// - errc::size_mismatch: offset.size != joint_of_bone.size;
-/// - errc::out_of_range: a joint index < 0 or >= model.size();
-/// - errc::invalid_argument: a span with null data but a non-zero size.
-/// On error `palette` is left as it was. Never allocates when `palette` already has the size.
+/// - errc::size_mismatch: offset.size != joint_of_bone.size, or palette_count < joint_of_bone.size;
+/// - errc::out_of_range: a joint index < 0 or >= model_count;
+/// - errc::invalid_argument: a span or pointer with null data but a non-zero size.
+/// On error nothing is written. Never allocates.
 template <class JointIndex>
-status build_palette(const std::vector<glm::mat4>& model, strided_span<const JointIndex> joint_of_bone,
+status build_palette(const glm::mat4* model, std::size_t model_count, strided_span<JointIndex> joint_of_bone,
+                     strided_span<const glm::mat4> offset, glm::mat4* palette, std::size_t palette_count);
+
+/// The same into a std::vector, resized to joint_of_bone.size (left as it was on error; no
+/// allocation when it already has the size).
+template <class JointIndex>
+status build_palette(const std::vector<glm::mat4>& model, strided_span<JointIndex> joint_of_bone,
                      strided_span<const glm::mat4> offset, std::vector<glm::mat4>& palette);
+
+} // namespace KEYBLEND_SKIN_ABI
 
 // ---------------------------------------------------------------------------------------------
 // Linear-blend skinning
@@ -218,6 +233,70 @@ struct skinning_streams {
     store_policy stores = store_policy::automatic;
 };
 
+/// The instruction sets the linear-blend kernels are written for.
+enum class simd_isa : unsigned char {
+    scalar, ///< one vertex at a time: the reference (KEYBLEND_NO_INTRINSICS, or non-x86)
+    sse2,   ///< 4 vertices a step: x86-64 baseline
+    avx2,   ///< 8 vertices a step: AVX2 + FMA (+ BMI2)
+    avx512, ///< 16 vertices a step: AVX-512 F/VL/BW/DQ
+};
+/// "scalar", "sse2", "avx2", "avx512" (the names KEYBLEND_SKIN_ISA takes).
+inline const char* to_string(simd_isa isa);
+
+/// Which streams a fixed_skinning run skins (positions always).
+enum class skinned_streams : unsigned char {
+    positions = 1,
+    positions_normals = 3,
+    positions_tangents = 5,
+    positions_normals_tangents = 7,
+};
+inline const char* to_string(skinned_streams s);
+
+/// skinning_job::run's default configuration: whatever the job says (1 to 8 influences, stored or
+/// implied weights, per-vertex counts, any streams), decided at run time. A file that calls it
+/// compiles every kernel (per influence count and layout mode, see impl/skin_kernels.hpp).
+struct any_skinning {};
+
+/// A configuration stated at compile time, for files that know it: `job.run<fixed_skinning<4>>()`
+/// compiles only the kernels of Influences slots, Streams and Last (about a third of a general
+/// run()'s compile time; see bench/compile_time.sh). The job must agree: its
+/// influences == Influences, its last weight == Last, normals and tangents given exactly as
+/// Streams says; otherwise run() returns errc::invalid_argument naming the difference and skins
+/// nothing. Per-vertex influence_counts are accepted with stored weights (the slots past a count
+/// hold weight 0, so all Influences slots are blended) and rejected with Last == implied. Results
+/// equal the general run()'s bit for bit wherever its kernels are the same: every layout but
+/// per-vertex counts, which the general run() uses to blend fewer slots.
+template <std::size_t Influences, skinned_streams Streams = skinned_streams::positions_normals,
+          last_weight Last = last_weight::stored>
+struct fixed_skinning {
+    static_assert(Influences >= 1 && Influences <= max_influences, "1 to 8 influences");
+};
+
+inline namespace KEYBLEND_SKIN_ABI {
+/// The kernels skinning_job::run() uses in this file: in a static build the widest the compiler
+/// targets (-march; KEYBLEND_NO_AVX512 stops at AVX2, KEYBLEND_NO_INTRINSICS at scalar). With
+/// KEYBLEND_RUNTIME_DISPATCH (GCC or Clang, x86-64) the widest the CPU runs, chosen at the first
+/// call of run() or of this function; unless the environment variable KEYBLEND_SKIN_ISA names
+/// kernels the CPU runs ("scalar", "sse2", "avx2", "avx512": unknown names and kernels the CPU
+/// lacks are ignored) or force_skinning_isa chose. Thread-safe.
+inline simd_isa skinning_isa();
+/// True when run() can use `isa` here: with dispatch, when the CPU runs it; in a static build,
+/// only for skinning_isa().
+inline bool skinning_isa_supported(simd_isa isa);
+/// With KEYBLEND_RUNTIME_DISPATCH: makes run() use the kernels of `isa` from now on (in the files
+/// built with the same flags; tests and benchmarks use it to compare kernels). errc::unsupported
+/// when the CPU does not run them, or in a static build for any kernels but skinning_isa()'s.
+inline status force_skinning_isa(simd_isa isa);
+} // namespace KEYBLEND_SKIN_ABI
+
+namespace impl {
+namespace skin {
+inline namespace KEYBLEND_SKIN_ABI {
+struct abi_tag;
+}
+} // namespace skin
+} // namespace impl
+
 /// Linear-blend skinning (LBS) of positions, normals and tangents with a matrix palette.
 ///
 /// For each vertex v in the range, with its influences (j_i, w_i):
@@ -232,26 +311,30 @@ struct skinning_streams {
 /// palette is clamped to the last entry by run() (never read out of bounds), an influence count
 /// to [0, k] (on data validate() rejects - a count of 0, a non-zero weight past a vertex's count -
 /// the paths may give different results, all inside memory); NaN weights give NaN output.
-/// Nothing allocates. SIMD unless KEYBLEND_NO_INTRINSICS: the widest the compiler targets (chosen
-/// at compile time, e.g. by -march) of AVX-512 F/VL/BW/DQ (16 vertices a step; define
-/// KEYBLEND_NO_AVX512 to keep to AVX2 on an AVX-512 target), AVX2 + FMA (8) and SSE2 (4);
-/// results equal the scalar path within float rounding (1e-5 relative). The few vertices before
-/// the first SIMD group (up to 15, where the streams reach register alignment) take the scalar
-/// path, so a vertex's last bits can depend on where the buffers start; skin_parallel gives the
-/// same bits as run() for any task count. Compile every translation unit that includes
-/// keyblend with the same instruction-set flags: the kernels are inline templates, and the
-/// linker keeps one of their definitions.
+/// Nothing allocates. SIMD unless KEYBLEND_NO_INTRINSICS: the kernels of skinning_isa(), AVX-512
+/// F/VL/BW/DQ (16 vertices a step), AVX2 + FMA (8) or SSE2 (4), chosen at compile time (the
+/// widest the compiler targets) or with KEYBLEND_RUNTIME_DISPATCH at run time; results equal the
+/// scalar path within float rounding (1e-5 relative), and the same kernels give the same bits in
+/// a static and a dispatch build. skin_parallel gives the same bits as run() for any task count.
+/// Files compiled with different instruction-set flags may be linked together: each calls its
+/// own kernels (impl/skin_isa.hpp).
 ///
 /// Speed (position + normal, 4 influences, one core of the development machine, see README:
 /// AVX-512 ~490 M vertices/s, AVX2 ~400 M): fastest with the .X loader's layout (k joints and k
-/// weights per vertex, one vertex after the other); joints in slots of up to 8 per vertex with any weight stride are
-/// ~10% slower; other influence layouts (component strides, more than 8 slots) clamp every joint
-/// index and are ~30% slower; per-vertex counts with an implied weight take the slowest path.
-/// Positions, normals and tangents are fastest as packed arrays (std::vector<glm::vec3>) or
-/// planar; interleaved buffers cost a transpose more. A palette of at most 128 matrices that is
-/// not aligned to the register (32 bytes for AVX2, 64 for AVX-512; a std::vector<glm::mat4> is
-/// 16-byte aligned) is copied to an aligned 8 KB stack buffer first: misaligned, the blend's
-/// palette loads straddle cache lines.
+/// weights per vertex, one vertex after the other); joints and weights with other strides (a
+/// vertex buffer's BLENDINDICES / BLENDWEIGHT fields) take the strided kernels, which check a
+/// group's joints first (one vector compare for up to 8 slots per vertex, SWAR compares vertex by
+/// vertex beyond) and are ~10% slower; influences with component strides (planar) and per-vertex
+/// counts with an implied weight take the dynamic kernel, the slowest. Positions, normals and
+/// tangents are fastest as packed arrays (std::vector<glm::vec3>, inlined in the kernels) or
+/// planar; interleaved buffers and the inverse-transpose go through an out-of-line transform.
+/// Every vertex of a fast-path job goes through the SIMD kernels (the few before the first
+/// aligned group and after the last whole one through a stack copy of one group), so a vertex's
+/// bits do not depend on where the range or the buffers start. A palette of at most 128 matrices
+/// that is not aligned to the register (32 bytes for AVX2, 64 for AVX-512; a
+/// std::vector<glm::mat4> is 16-byte aligned) is copied to an aligned 8 KB stack buffer first
+/// when the range has at least 4 vertices per matrix: misaligned, the blend's palette loads
+/// straddle cache lines.
 template <class JointIndex = std::uint16_t>
 struct skinning_job : skinning_streams<JointIndex> {
     /// The skinning matrices, `palette_size` of them (see build_palette). Any 4x4 matrices.
@@ -276,10 +359,15 @@ struct skinning_job : skinning_streams<JointIndex> {
     /// - errc::out_of_range: a joint index >= palette_size;
     /// - errc::non_finite: a NaN or infinite weight or palette matrix;
     /// - errc::not_normalized: weights whose sum is not one (normalize_weights fixes them).
+    /// (Abi: leave it; see impl/skin_isa.hpp.)
+    template <class Abi = impl::skin::abi_tag>
     status validate() const;
 
     /// Skins the vertices of `range`. Returns the O(1) errors of validate (and writes nothing) on
-    /// malformed streams; otherwise skins and succeeds.
+    /// malformed streams; otherwise skins and succeeds. Config: any_skinning (any job), or a
+    /// fixed_skinning the job agrees with (errc::invalid_argument otherwise), which compiles far
+    /// fewer kernels. (Abi: leave it; see impl/skin_isa.hpp.)
+    template <class Config = any_skinning, class Abi = impl::skin::abi_tag>
     status run() const;
 };
 
@@ -317,8 +405,10 @@ struct dual_quaternion_skinning_job : skinning_streams<JointIndex> {
     normal_transform normals = normal_transform::palette;
 
     /// As skinning_job::validate (palette entries must be finite).
+    template <class Abi = impl::skin::abi_tag>
     status validate() const;
-    /// As skinning_job::run.
+    /// As skinning_job::run (any job: there is no fixed configuration for dual quaternions).
+    template <class Abi = impl::skin::abi_tag>
     status run() const;
 };
 
@@ -326,6 +416,8 @@ struct dual_quaternion_skinning_job : skinning_streams<JointIndex> {
 /// mirroring ends up in `scale`), translation `palette[b][3]`, and `scale = R^T * A` (A the upper
 /// 3x3), so that the bone's matrix is reproduced exactly, shear included. The projective row is
 /// ignored. `out` is resized to `palette.size()`.
+inline namespace KEYBLEND_SKIN_ABI {
+
 inline void build_dual_quaternion_palette(const std::vector<glm::mat4>& palette,
                                           std::vector<dq_bone>& out);
 
@@ -344,15 +436,11 @@ inline dual_quaternion make_dual_quaternion(const glm::quat& rotation, const glm
 /// threads, and return when all have returned (a job system's parallel-for). Checks the job
 /// (run()'s O(1) checks) once, before any task runs: on error nothing runs and the error is
 /// returned. task_count 0 is taken as 1.
-template <class Job, class Executor>
+/// Config: as skinning_job::run (`skin_parallel<fixed_skinning<4>>(job, n, executor)`).
+template <class Config = any_skinning, class Job, class Executor>
 status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor);
 
-/// The same on `thread_count` std::threads: the calling thread runs the first chunk and spawns
-/// thread_count - 1 threads for the others (created and joined in this call: for meshes of
-/// ~50k vertices and more; smaller ones gain more from a persistent pool through the overload
-/// above). thread_count 0 is taken as std::thread::hardware_concurrency().
-template <class Job>
-status skin_parallel(const Job& job, std::size_t thread_count = 0);
+/// (The same on std::threads: skin_threads.hpp, which this header does not include.)
 
 // ---------------------------------------------------------------------------------------------
 // Preparing influences (once per mesh, not per frame)
@@ -376,6 +464,8 @@ status compact_influences(std::size_t k, strided_span<JointIndex> joints, stride
 /// or sum to zero is left as it is and reported (the first such vertex; all are processed).
 inline status normalize_weights(std::size_t k, strided_span<float> weights,
                                 strided_span<const std::uint8_t> counts = {});
+
+} // namespace KEYBLEND_SKIN_ABI
 
 } // namespace keyblend
 

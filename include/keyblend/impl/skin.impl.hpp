@@ -6,15 +6,133 @@
 #include "skin_simd.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
+// ---------------------------------------------------------------------------------------------
+// The kernels: skin_kernels.hpp once per instruction set, each in a namespace of its own (see
+// skin_isa.hpp). Static build: the widest the compiler targets, with the narrower lane types
+// beside it (the tests compare them). KEYBLEND_RUNTIME_DISPATCH: SSE2 at the file's own flags,
+// AVX2 + FMA + BMI2 and AVX-512 through target attributes.
+// ---------------------------------------------------------------------------------------------
+#if !KEYBLEND_SKIN_DISPATCH
+#define KEYBLEND_SKIN_REGION KEYBLEND_SKIN_CAT3(kernels_, KEYBLEND_SKIN_STATIC_LANES, KEYBLEND_SKIN_CAT3(_, KEYBLEND_SKIN_LEVEL, ))
+#define KEYBLEND_SKIN_R_SSE2 (KEYBLEND_SKIN_STATIC_LANES_NUMBER >= 1)
+#define KEYBLEND_SKIN_R_AVX2 (KEYBLEND_SKIN_STATIC_LANES_NUMBER >= 2)
+#define KEYBLEND_SKIN_R_AVX512 (KEYBLEND_SKIN_STATIC_LANES_NUMBER >= 3)
+#if defined(__FMA__)
+#define KEYBLEND_SKIN_R_FMA 1
+#else
+#define KEYBLEND_SKIN_R_FMA 0
+#endif
+#include "skin_kernels.hpp"
+namespace keyblend { namespace impl { namespace skin { namespace kernels_static = KEYBLEND_SKIN_REGION; } } }
+#undef KEYBLEND_SKIN_REGION
+#undef KEYBLEND_SKIN_R_SSE2
+#undef KEYBLEND_SKIN_R_AVX2
+#undef KEYBLEND_SKIN_R_AVX512
+#undef KEYBLEND_SKIN_R_FMA
+#else
+// SSE2 (and the scalar reference), at the file's flags.
+#define KEYBLEND_SKIN_REGION KEYBLEND_SKIN_CAT3(kernels_dispatch_sse2_, KEYBLEND_SKIN_LEVEL, )
+#define KEYBLEND_SKIN_R_SSE2 1
+#define KEYBLEND_SKIN_R_AVX2 0
+#define KEYBLEND_SKIN_R_AVX512 0
+#if defined(__FMA__)
+#define KEYBLEND_SKIN_R_FMA 1
+#else
+#define KEYBLEND_SKIN_R_FMA 0
+#endif
+#include "skin_kernels.hpp"
+namespace keyblend { namespace impl { namespace skin { namespace kernels_sse2 = KEYBLEND_SKIN_REGION; } } }
+#undef KEYBLEND_SKIN_REGION
+#undef KEYBLEND_SKIN_R_FMA
+// AVX2 + FMA (+ BMI2, which the joint extraction uses).
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,bmi,bmi2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,bmi,bmi2")
+#endif
+#if KEYBLEND_SKIN_LEVEL_NUMBER >= 4
+#define KEYBLEND_SKIN_REGION kernels_dispatch_avx2_v4
+#else
+#define KEYBLEND_SKIN_REGION kernels_dispatch_avx2_v3
+#endif
+#undef KEYBLEND_SKIN_R_AVX2
+#define KEYBLEND_SKIN_R_AVX2 1
+#define KEYBLEND_SKIN_R_FMA 1
+#include "skin_kernels.hpp"
+namespace keyblend { namespace impl { namespace skin { namespace kernels_avx2 = KEYBLEND_SKIN_REGION; } } }
+#undef KEYBLEND_SKIN_REGION
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+// AVX-512 F/VL/BW/DQ.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2"))), \
+                             apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi,bmi2")
+#endif
+#define KEYBLEND_SKIN_REGION kernels_dispatch_avx512_v4
+#undef KEYBLEND_SKIN_R_AVX512
+#define KEYBLEND_SKIN_R_AVX512 1
+#include "skin_kernels.hpp"
+namespace keyblend { namespace impl { namespace skin { namespace kernels_avx512 = KEYBLEND_SKIN_REGION; } } }
+#undef KEYBLEND_SKIN_REGION
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#undef KEYBLEND_SKIN_R_SSE2
+#undef KEYBLEND_SKIN_R_AVX2
+#undef KEYBLEND_SKIN_R_AVX512
+#undef KEYBLEND_SKIN_R_FMA
+#endif
+
 namespace keyblend {
+
+namespace impl {
+namespace skin {
+inline namespace KEYBLEND_SKIN_ABI {
+/// build_palette's checks: everything but the room in the output.
+template <class Index>
+status check_palette(std::size_t model_count, bool model_given, strided_span<Index> joint_of_bone,
+                     strided_span<const glm::mat4> offset) {
+    using index = std::remove_const_t<Index>;
+    static_assert(std::is_integral_v<index>, "joint indices are integers");
+    const std::size_t n = joint_of_bone.size;
+    if ((n && !joint_of_bone.data) || (offset.size && !offset.data) || (model_count && !model_given))
+        return make_error(errc::invalid_argument, "build_palette: a span or pointer has null data");
+    if (offset.size != n)
+        return make_error(errc::size_mismatch, "build_palette: " + std::to_string(n) + " bones but " +
+                                                   std::to_string(offset.size) + " offset matrices");
+    for (std::size_t b = 0; b < n; ++b) {
+        const index j = joint_of_bone(b);
+        if (j < index(0) || static_cast<std::uint64_t>(j) >= model_count)
+            return make_error(errc::out_of_range,
+                              "build_palette: bone " + std::to_string(b) + ": joint " + std::to_string(j) +
+                                  " is outside the pose (" + std::to_string(model_count) + " joints)",
+                              b);
+    }
+    return {};
+}
+} // namespace KEYBLEND_SKIN_ABI
+} // namespace skin
+} // namespace impl
+
+inline namespace KEYBLEND_SKIN_ABI {
 
 // ---------------------------------------------------------------------------------------------
 // Spans
@@ -55,30 +173,30 @@ strided_span<const T> member_span(const std::vector<S>& v, T S::*member) {
 // ---------------------------------------------------------------------------------------------
 
 template <class JointIndex>
-status build_palette(const std::vector<glm::mat4>& model, strided_span<const JointIndex> joint_of_bone,
-                     strided_span<const glm::mat4> offset, std::vector<glm::mat4>& palette) {
-    static_assert(std::is_integral_v<JointIndex>, "joint indices are integers");
+status build_palette(const glm::mat4* model, std::size_t model_count, strided_span<JointIndex> joint_of_bone,
+                     strided_span<const glm::mat4> offset, glm::mat4* palette, std::size_t palette_count) {
     const std::size_t n = joint_of_bone.size;
-    if ((n && !joint_of_bone.data) || (offset.size && !offset.data))
-        return impl::make_error(errc::invalid_argument, "build_palette: a span has null data");
-    if (offset.size != n)
+    if (status st = impl::skin::check_palette(model_count, model != nullptr, joint_of_bone, offset); !st) return st;
+    if (n && !palette) return impl::make_error(errc::invalid_argument, "build_palette: the palette pointer is null");
+    if (palette_count < n)
         return impl::make_error(errc::size_mismatch, "build_palette: " + std::to_string(n) +
-                                                         " bones but " + std::to_string(offset.size) +
-                                                         " offset matrices");
-    for (std::size_t b = 0; b < n; ++b) {
-        const JointIndex j = joint_of_bone(b);
-        if (j < JointIndex(0) || static_cast<std::uint64_t>(j) >= model.size())
-            return impl::make_error(errc::out_of_range,
-                                    "build_palette: bone " + std::to_string(b) + ": joint " +
-                                        std::to_string(j) + " is outside the pose (" +
-                                        std::to_string(model.size()) + " joints)",
-                                    b);
-    }
-    palette.resize(n);
+                                                         " bones but room for " + std::to_string(palette_count) +
+                                                         " palette matrices");
     for (std::size_t b = 0; b < n; ++b)
         palette[b] = model[static_cast<std::size_t>(joint_of_bone(b))] * offset(b);
     return {};
 }
+
+template <class JointIndex>
+status build_palette(const std::vector<glm::mat4>& model, strided_span<JointIndex> joint_of_bone,
+                     strided_span<const glm::mat4> offset, std::vector<glm::mat4>& palette) {
+    // Checked before resizing, so that an error leaves the vector as it was.
+    if (status st = impl::skin::check_palette(model.size(), true, joint_of_bone, offset); !st) return st;
+    palette.resize(joint_of_bone.size);
+    return build_palette(model.data(), model.size(), joint_of_bone, offset, palette.data(), palette.size());
+}
+
+} // namespace KEYBLEND_SKIN_ABI
 
 // ---------------------------------------------------------------------------------------------
 // Checks shared by the jobs
@@ -86,6 +204,7 @@ status build_palette(const std::vector<glm::mat4>& model, strided_span<const Joi
 
 namespace impl {
 namespace skin {
+inline namespace KEYBLEND_SKIN_ABI {
 
 /// One span of a job, type-erased for the checks.
 struct span_info {
@@ -120,34 +239,46 @@ span_info info(const char* name, const strided_span<T>& s, std::size_t component
 }
 
 /// Null data, size, alignment, and strides that make elements or components overlap.
-inline status check_span(const span_info& s, std::size_t n, std::size_t alignment) {
-    if (!s.given) return {};
-    const auto name = [&s] { return std::string(s.name); }; // only built for a message
-    if (!s.data)
-        return make_error(errc::invalid_argument,
-                          name() + ": null data for " + std::to_string(s.size) + " elements");
-    if (s.size != n)
-        return make_error(errc::size_mismatch, name() + " has " + std::to_string(s.size) +
-                                                   " elements, the mesh " + std::to_string(n) +
-                                                   " vertices (in_positions.size)");
-    if (s.data % alignment || s.stride % alignment || s.cs % alignment)
-        return make_error(errc::invalid_argument,
-                          name() + ": data, stride or component stride not a multiple of " +
-                              std::to_string(alignment) + " bytes (misaligned)");
-    if (s.components > 1 && s.cs < s.element)
-        return make_error(errc::invalid_argument,
-                          name() + ": component stride " + std::to_string(s.cs) +
-                              " is too small: components overlap (" + std::to_string(s.element) +
-                              " bytes each)");
+/// What is wrong with a span, if anything: the checks alone, cheap (run() makes them on every
+/// call; a split mesh's small jobs would otherwise spend much of their time building results).
+enum class span_fault : unsigned char { none, null_data, size, misaligned, components_overlap, vertices_overlap };
+
+inline span_fault fault_of(const span_info& s, std::size_t n, std::size_t alignment) {
+    if (!s.given) return span_fault::none;
+    if (!s.data) return span_fault::null_data;
+    if (s.size != n) return span_fault::size;
+    // (alignment: the element size, 1, 2 or 4 bytes)
+    if ((s.data | s.stride | s.cs) & (alignment - 1)) return span_fault::misaligned;
+    if (s.components > 1 && s.cs < s.element) return span_fault::components_overlap;
     if (n > 1) {
         const bool interleaved = s.stride >= s.footprint();
-        const bool planar = s.components > 1 && s.stride >= s.element &&
-                            s.cs >= (n - 1) * s.stride + s.element;
-        if (!interleaved && !planar)
-            return make_error(errc::invalid_argument,
-                              name() + ": stride " + std::to_string(s.stride) +
-                                  " is too small: vertices overlap (one spans " +
-                                  std::to_string(s.footprint()) + " bytes)");
+        const bool planar = s.components > 1 && s.stride >= s.element && s.cs >= (n - 1) * s.stride + s.element;
+        if (!interleaved && !planar) return span_fault::vertices_overlap;
+    }
+    return span_fault::none;
+}
+
+/// Null data, size, alignment, and strides that make elements or components overlap.
+inline status check_span(const span_info& s, std::size_t n, std::size_t alignment) {
+    const std::string name(s.name);
+    switch (fault_of(s, n, alignment)) {
+    case span_fault::none: return {};
+    case span_fault::null_data:
+        return make_error(errc::invalid_argument, name + ": null data for " + std::to_string(s.size) + " elements");
+    case span_fault::size:
+        return make_error(errc::size_mismatch, name + " has " + std::to_string(s.size) + " elements, the mesh " +
+                                                   std::to_string(n) + " vertices (in_positions.size)");
+    case span_fault::misaligned:
+        return make_error(errc::invalid_argument, name + ": data, stride or component stride not a multiple of " +
+                                                      std::to_string(alignment) + " bytes (misaligned)");
+    case span_fault::components_overlap:
+        return make_error(errc::invalid_argument, name + ": component stride " + std::to_string(s.cs) +
+                                                      " is too small: components overlap (" +
+                                                      std::to_string(s.element) + " bytes each)");
+    case span_fault::vertices_overlap:
+        return make_error(errc::invalid_argument, name + ": stride " + std::to_string(s.stride) +
+                                                      " is too small: vertices overlap (one spans " +
+                                                      std::to_string(s.footprint()) + " bytes)");
     }
     return {};
 }
@@ -214,7 +345,7 @@ status check_streams(const skinning_streams<Index>& j, const void* palette, std:
         info("influence_counts", j.influence_counts, 1),
     };
     for (const span_info& s : spans)
-        if (status st = check_span(s, n, s.element); !st) return st;
+        if (fault_of(s, n, s.element) != span_fault::none) return check_span(s, n, s.element);
 
     // Aliasing: outputs against everything else (inputs, the other outputs, the palette).
     span_info pal;
@@ -312,16 +443,12 @@ lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::
         a.tan = make_in(j.in_tangents, 4);
         a.out_tan = make_out(j.out_tangents, 4, false);
     }
+    const auto packed = [](layout in, layout out, const void* data) {
+        return !data || (in == layout::packed && out == layout::packed);
+    };
+    a.simple = !inverse_transpose && packed(a.pos.kind, a.out_pos.kind, a.pos.data) &&
+               packed(a.nrm.kind, a.out_nrm.kind, a.nrm.data) && packed(a.tan.kind, a.out_tan.kind, a.tan.data);
     return a;
-}
-
-/// Makes non-temporal stores visible to other threads before the job returns.
-inline void finish_streaming(const lbs_args& a) {
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-    if (a.out_pos.streaming || a.out_nrm.streaming) _mm_sfence();
-#else
-    (void)a;
-#endif
 }
 
 /// The per-vertex checks of validate() over [begin, end).
@@ -386,35 +513,156 @@ status check_influences(const lbs_args& a, std::size_t begin, std::size_t end,
     return {};
 }
 
-/// Palettes up to this size that are not aligned to the lane type's loads are copied to an
-/// aligned stack buffer.
-inline constexpr std::size_t palette_copy_limit = 128;
+// ---------------------------------------------------------------------------------------------
+// Choosing the kernels
+// ---------------------------------------------------------------------------------------------
 
-/// `a` with its palette aligned to V's register (32 bytes for AVX2, 64 for AVX-512): a
-/// std::vector<glm::mat4> is only 16-byte aligned, and then one in two of AVX2's 32-byte palette
-/// loads straddles a cache line (~10% slower), and every AVX-512 64-byte one. Copying 128 matrices
-/// costs about as much as skinning 50 vertices.
-template <class V>
-lbs_args aligned_palette(const lbs_args& a, std::size_t palette_size, float (&copy)[palette_copy_limit * 16]) {
-    constexpr std::size_t alignment = V::width * sizeof(float);
-    if (reinterpret_cast<std::uintptr_t>(a.palette) % alignment == 0 || palette_size > palette_copy_limit) return a;
-    std::memcpy(copy, a.palette, palette_size * sizeof(glm::mat4));
-    lbs_args b = a;
-    b.palette = copy;
-    return b;
+/// run()'s and validate()'s default template argument: its type (in this file's ABI namespace)
+/// makes each file's `job.run()` an instantiation of its own.
+struct abi_tag {};
+
+/// What the kernels of a run know at compile time: K slots (0: any), Implied (-1: the job says),
+/// Streams (1 positions | 2 normals | 4 tangents; -1: the job says).
+template <class Config>
+struct config_traits {
+    static constexpr int k = 0, implied = -1, streams = -1;
+};
+template <std::size_t K, skinned_streams S, last_weight L>
+struct config_traits<fixed_skinning<K, S, L>> {
+    static constexpr int k = int(K), implied = L == last_weight::implied ? 1 : 0, streams = int(S);
+};
+
+/// A fixed_skinning run's job must be what the configuration says.
+template <class Config, class Index>
+status check_config(const skinning_streams<Index>& j) {
+    using t = config_traits<Config>;
+    if constexpr (t::k > 0) {
+        const auto wrong = [](const std::string& what) {
+            return make_error(errc::invalid_argument,
+                              "fixed_skinning<" + std::to_string(t::k) + ", " + to_string(skinned_streams(t::streams)) +
+                                  (t::implied ? ", implied" : ", stored") + ">: " + what);
+        };
+        if (j.influences != std::size_t(t::k))
+            return wrong("the job has " + std::to_string(j.influences) + " influences");
+        if ((j.last == last_weight::implied) != (t::implied == 1))
+            return wrong(std::string("the job's last weight is ") +
+                         (j.last == last_weight::implied ? "implied" : "stored"));
+        if (!j.in_normals.empty() != ((t::streams & 2) != 0))
+            return wrong(j.in_normals.empty() ? "the job has no normals" : "the job has normals");
+        if (!j.in_tangents.empty() != ((t::streams & 4) != 0))
+            return wrong(j.in_tangents.empty() ? "the job has no tangents" : "the job has tangents");
+        if (!j.influence_counts.empty() && t::implied == 1)
+            return wrong("influence_counts with an implied last weight (use run() for that combination)");
+    }
+    return {};
 }
 
-/// Runs a linear-blend job with lane type V (the tests call this to compare the paths).
-template <class V, class Index>
-status run_linear(const skinning_job<Index>& j) {
+#if KEYBLEND_SKIN_DISPATCH
+/// True when the CPU runs the kernels of `isa` (SSE2 and scalar: this program runs at all).
+inline bool cpu_runs(simd_isa isa) {
+    __builtin_cpu_init();
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                      __builtin_cpu_supports("bmi2");
+    switch (isa) {
+    case simd_isa::scalar:
+    case simd_isa::sse2: return true;
+    case simd_isa::avx2: return avx2;
+    case simd_isa::avx512:
+        return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+    }
+    return false;
+}
+
+/// The kernels run() uses (a simd_isa), -1 until the first use.
+inline std::atomic<int> chosen_isa{-1};
+
+/// The widest kernels the CPU runs, or KEYBLEND_SKIN_ISA's when it names kernels the CPU runs.
+inline simd_isa choose_isa() {
+    simd_isa isa = simd_isa::sse2;
+    for (simd_isa wider : {simd_isa::avx2, simd_isa::avx512})
+        if (cpu_runs(wider)) isa = wider;
+    if (const char* env = std::getenv("KEYBLEND_SKIN_ISA")) {
+        for (simd_isa x : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512})
+            if (std::string(env) == to_string(x) && cpu_runs(x)) isa = x;
+    }
+    int expected = -1; // a force_skinning_isa in between wins
+    chosen_isa.compare_exchange_strong(expected, int(isa), std::memory_order_relaxed);
+    return simd_isa(chosen_isa.load(std::memory_order_relaxed));
+}
+
+inline simd_isa active_isa() {
+    const int c = chosen_isa.load(std::memory_order_relaxed);
+    return c >= 0 ? simd_isa(c) : choose_isa();
+}
+
+inline bool isa_available(simd_isa isa) { return cpu_runs(isa); }
+#else
+constexpr simd_isa active_isa() { return kernels_static::isa; }
+
+/// A static build runs its widest kernels and the scalar reference (only those are compiled; a
+/// dispatch build has the others).
+constexpr bool isa_available(simd_isa isa) { return isa == simd_isa::scalar || isa == kernels_static::isa; }
+#endif
+
+/// Runs a checked job's range on the kernels of `isa` (which isa_available). The lane type
+/// decides everything else.
+template <class Index, int K, int Implied, int Streams>
+void run_kernels(simd_isa isa, const lbs_args& a, std::size_t begin, std::size_t end, std::size_t n,
+                 std::size_t palette_size) {
+#if KEYBLEND_SKIN_DISPATCH
+    switch (isa) {
+    case simd_isa::avx512:
+        return kernels_avx512::run_job<kernels_avx512::f16, Index, K, Implied, Streams>(a, begin, end, n, palette_size);
+    case simd_isa::avx2:
+        return kernels_avx2::run_job<kernels_avx2::f8, Index, K, Implied, Streams>(a, begin, end, n, palette_size);
+    case simd_isa::sse2:
+        return kernels_sse2::run_job<kernels_sse2::f4, Index, K, Implied, Streams>(a, begin, end, n, palette_size);
+    case simd_isa::scalar:
+        return kernels_sse2::run_job<kernels_sse2::f1, Index, K, Implied, Streams>(a, begin, end, n, palette_size);
+    }
+#else
+    (void)isa;
+    kernels_static::run_job<kernels_static::widest, Index, K, Implied, Streams>(a, begin, end, n, palette_size);
+#endif
+}
+
+/// Where run()'s first SIMD group starts (skin_parallel's chunks start there too).
+inline std::size_t first_group_of(const lbs_args& a, std::size_t begin) {
+#if KEYBLEND_SKIN_DISPATCH
+    switch (active_isa()) {
+    case simd_isa::avx512: return kernels_avx512::first_group<kernels_avx512::f16>(a, begin);
+    case simd_isa::avx2: return kernels_avx2::first_group<kernels_avx2::f8>(a, begin);
+    case simd_isa::sse2: return kernels_sse2::first_group<kernels_sse2::f4>(a, begin);
+    case simd_isa::scalar: return begin;
+    }
+    return begin;
+#else
+    return kernels_static::first_group<kernels_static::widest>(a, begin);
+#endif
+}
+
+/// Runs a linear-blend job with the kernels of `isa` (tests compare them): in a static build its
+/// widest or the scalar ones, with dispatch any kernels the CPU runs. Errors as run(), and
+/// errc::unsupported for kernels this build or CPU does not have.
+template <class Index>
+status run_linear_with(simd_isa isa, const skinning_job<Index>& j) {
     checked c;
     if (status st = check_streams(j, j.palette, j.palette_size, sizeof(glm::mat4), c); !st) return st;
+    if (!isa_available(isa))
+        return make_error(errc::unsupported, std::string("no ") + to_string(isa) + " kernels here");
     if (c.begin == c.end) return {};
     const lbs_args a = make_args(j, &j.palette[0][0][0], j.palette_size,
                                  j.normals == normal_transform::inverse_transpose, c);
-    alignas(64) float copy[palette_copy_limit * 16];
-    run_lbs<V, Index>(aligned_palette<V>(a, j.palette_size, copy), c.begin, c.end, c.n);
-    finish_streaming(a);
+#if KEYBLEND_SKIN_DISPATCH
+    run_kernels<Index, 0, -1, -1>(isa, a, c.begin, c.end, c.n, j.palette_size);
+#else
+    namespace ks = kernels_static;
+    if (isa == simd_isa::scalar)
+        ks::run_job<ks::f1, Index>(a, c.begin, c.end, c.n, j.palette_size);
+    else
+        ks::run_job<ks::widest, Index>(a, c.begin, c.end, c.n, j.palette_size);
+#endif
     return {};
 }
 
@@ -496,8 +744,15 @@ struct job_traits<skinning_job<Index>> {
     }
     /// Where run()'s first SIMD group starts in the checked job (see group_start).
     static std::size_t first_group(const skinning_job<Index>& j, const checked& c) {
-        lbs_args a = make_args(j, &j.palette[0][0][0], j.palette_size, false, c);
-        return group_start<lanes::widest>(a, c.begin);
+        return first_group_of(make_args(j, &j.palette[0][0][0], j.palette_size, false, c), c.begin);
+    }
+    template <class Config>
+    static status check_config(const skinning_job<Index>& j) {
+        return skin::check_config<Config>(j);
+    }
+    template <class Config>
+    static status run(const skinning_job<Index>& j) {
+        return j.template run<Config>();
     }
 };
 
@@ -509,8 +764,18 @@ struct job_traits<dual_quaternion_skinning_job<Index>> {
     static std::size_t first_group(const dual_quaternion_skinning_job<Index>&, const checked& c) {
         return c.begin; // one vertex at a time
     }
+    template <class Config>
+    static status check_config(const dual_quaternion_skinning_job<Index>&) {
+        static_assert(std::is_same_v<Config, any_skinning>, "dual-quaternion jobs take no fixed_skinning");
+        return {};
+    }
+    template <class Config>
+    static status run(const dual_quaternion_skinning_job<Index>& j) {
+        return j.run();
+    }
 };
 
+} // namespace KEYBLEND_SKIN_ABI
 } // namespace skin
 } // namespace impl
 
@@ -519,6 +784,7 @@ struct job_traits<dual_quaternion_skinning_job<Index>> {
 // ---------------------------------------------------------------------------------------------
 
 template <class JointIndex>
+template <class Abi>
 status skinning_job<JointIndex>::validate() const {
     impl::skin::checked c;
     if (status st = impl::skin::check_streams(*this, palette, palette_size, sizeof(glm::mat4), c); !st)
@@ -533,11 +799,23 @@ status skinning_job<JointIndex>::validate() const {
 }
 
 template <class JointIndex>
+template <class Config, class Abi>
 status skinning_job<JointIndex>::run() const {
-    return impl::skin::run_linear<impl::lanes::widest>(*this);
+    using traits = impl::skin::config_traits<Config>;
+    impl::skin::checked c;
+    if (status st = impl::skin::check_streams(*this, palette, palette_size, sizeof(glm::mat4), c); !st)
+        return st;
+    if (status st = impl::skin::check_config<Config>(*this); !st) return st;
+    if (c.begin == c.end) return {};
+    const impl::skin::lbs_args a = impl::skin::make_args(*this, &palette[0][0][0], palette_size,
+                                                         normals == normal_transform::inverse_transpose, c);
+    impl::skin::run_kernels<JointIndex, traits::k, traits::implied, traits::streams>(
+        impl::skin::active_isa(), a, c.begin, c.end, c.n, palette_size);
+    return {};
 }
 
 template <class JointIndex>
+template <class Abi>
 status dual_quaternion_skinning_job<JointIndex>::validate() const {
     impl::skin::checked c;
     if (status st = impl::skin::check_streams(*this, palette, palette_size, sizeof(dq_bone), c); !st)
@@ -555,6 +833,7 @@ status dual_quaternion_skinning_job<JointIndex>::validate() const {
 }
 
 template <class JointIndex>
+template <class Abi>
 status dual_quaternion_skinning_job<JointIndex>::run() const {
     impl::skin::checked c;
     if (status st = impl::skin::check_streams(*this, palette, palette_size, sizeof(dq_bone), c); !st)
@@ -564,6 +843,8 @@ status dual_quaternion_skinning_job<JointIndex>::run() const {
     impl::skin::run_dqs<JointIndex>(a, palette, c.begin, c.end);
     return {};
 }
+
+inline namespace KEYBLEND_SKIN_ABI {
 
 inline dual_quaternion make_dual_quaternion(const glm::quat& rotation, const glm::vec3& translation) {
     dual_quaternion d;
@@ -589,7 +870,7 @@ inline void build_dual_quaternion_palette(const std::vector<glm::mat4>& palette,
 // Threads
 // ---------------------------------------------------------------------------------------------
 
-template <class Job, class Executor>
+template <class Config, class Job, class Executor>
 status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor) {
     impl::skin::checked c;
     if (status st = impl::skin::job_traits<Job>::check(job, c); !st) return st;
@@ -602,6 +883,7 @@ status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor
     const std::size_t total = c.end - c.begin;
     std::size_t chunk = (total + task_count - 1) / task_count;
     chunk = (chunk + 63) / 64 * 64;
+    if (status st = impl::skin::job_traits<Job>::template check_config<Config>(job); !st) return st;
     Job base = job;
     base.stores = c.streaming ? store_policy::streaming : store_policy::cached;
     const std::size_t first = std::min(c.end, impl::skin::job_traits<Job>::first_group(base, c));
@@ -609,7 +891,8 @@ status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor
         Job part = base;
         const std::size_t b = i == 0 ? c.begin : std::min(c.end, first + i * chunk);
         part.range = vertex_range{b, std::min(c.end, first + (i + 1) * chunk)};
-        const status st = part.run(); // cannot fail: the whole job passed the same checks
+        // Cannot fail: the whole job passed the same checks.
+        const status st = impl::skin::job_traits<Job>::template run<Config>(part);
         KEYBLEND_ASSERT(st.has_value(), "skin_parallel: a chunk failed after the job passed");
         (void)st;
     };
@@ -617,30 +900,24 @@ status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor
     return {};
 }
 
-template <class Job>
-status skin_parallel(const Job& job, std::size_t thread_count) {
-    if (thread_count == 0) thread_count = std::max(1u, std::thread::hardware_concurrency());
-    return skin_parallel(job, thread_count, [](std::size_t count, const auto& task) {
-        std::vector<std::thread> threads;
-        threads.reserve(count - 1);
-        for (std::size_t i = 1; i < count; ++i) threads.emplace_back(task, i);
-        task(std::size_t(0));
-        for (std::thread& t : threads) t.join();
-    });
-}
-
 // ---------------------------------------------------------------------------------------------
 // Preparing influences
 // ---------------------------------------------------------------------------------------------
 
+} // namespace KEYBLEND_SKIN_ABI
+
 namespace impl {
 namespace skin {
+inline namespace KEYBLEND_SKIN_ABI {
 inline status check_prepare_span(const span_info& s, std::size_t n) {
     if (!s.given && n > 0) return make_error(errc::invalid_argument, std::string(s.name) + ": required");
     return check_span(s, n, s.element);
 }
+} // namespace KEYBLEND_SKIN_ABI
 } // namespace skin
 } // namespace impl
+
+inline namespace KEYBLEND_SKIN_ABI {
 
 template <class JointIndex>
 status compact_influences(std::size_t k, strided_span<JointIndex> joints, strided_span<float> weights,
@@ -710,5 +987,61 @@ inline status normalize_weights(std::size_t k, strided_span<float> weights,
     }
     return out;
 }
+
+} // namespace KEYBLEND_SKIN_ABI
+
+// ---------------------------------------------------------------------------------------------
+// Instruction sets
+// ---------------------------------------------------------------------------------------------
+
+inline const char* to_string(simd_isa isa) {
+    switch (isa) {
+    case simd_isa::scalar: return "scalar";
+    case simd_isa::sse2: return "sse2";
+    case simd_isa::avx2: return "avx2";
+    case simd_isa::avx512: return "avx512";
+    }
+    return "?";
+}
+
+inline const char* to_string(skinned_streams s) {
+    switch (s) {
+    case skinned_streams::positions: return "positions";
+    case skinned_streams::positions_normals: return "positions_normals";
+    case skinned_streams::positions_tangents: return "positions_tangents";
+    case skinned_streams::positions_normals_tangents: return "positions_normals_tangents";
+    }
+    return "?";
+}
+
+inline namespace KEYBLEND_SKIN_ABI {
+
+inline simd_isa skinning_isa() { return impl::skin::active_isa(); }
+
+inline bool skinning_isa_supported(simd_isa isa) {
+#if KEYBLEND_SKIN_DISPATCH
+    return impl::skin::cpu_runs(isa);
+#else
+    return isa == impl::skin::active_isa();
+#endif
+}
+
+inline status force_skinning_isa(simd_isa isa) {
+#if KEYBLEND_SKIN_DISPATCH
+    if (!impl::skin::cpu_runs(isa))
+        return impl::make_error(errc::unsupported, std::string("force_skinning_isa: this CPU does not run the ") +
+                                                       to_string(isa) + " kernels");
+    impl::skin::chosen_isa.store(int(isa), std::memory_order_relaxed);
+    return {};
+#else
+    if (isa == impl::skin::active_isa()) return {};
+    return impl::make_error(errc::unsupported,
+                            std::string("force_skinning_isa: this file is built with the ") +
+                                to_string(impl::skin::active_isa()) + " kernels only, not " + to_string(isa) +
+                                " (define KEYBLEND_RUNTIME_DISPATCH for a choice at run time)");
+#endif
+}
+
+} // namespace KEYBLEND_SKIN_ABI
 
 } // namespace keyblend

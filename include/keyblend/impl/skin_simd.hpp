@@ -1,37 +1,23 @@
-// keyblend — the linear-blend skinning kernels: one generic kernel over the lane types of
-// pose_simd.hpp, and per lane type the operations that differ (blending a group of vertices'
-// matrices, moving vertex attributes between the caller's layout and lanes). Internal:
-// namespace keyblend::impl::skin.
+// keyblend — what the linear-blend skinning kernels share whatever the instruction set: the
+// flattened job (lbs_args), stream layouts, and reading influences one at a time. The kernels
+// themselves are in skin_kernels.hpp, compiled once per instruction set. Internal: namespace
+// keyblend::impl::skin.
 //
 // SPDX-License-Identifier: MIT
 //
-// How a group of V::width vertices is skinned (the AVX2 design; SSE2 is the same at width 4):
-// 1. Per vertex, its k palette matrices are blended in registers: a 4x4 matrix is two 256-bit
-//    halves (columns 0|1 and 2|3), so each influence costs two loads and two FMAs, with no gather
-//    (vgatherdps is slow: ~11 cycles on Zen 3). The joint indices of a vertex arrive in one
-//    64-bit load and its weights in one 128-bit load broadcast within lanes by shuffles: FP loads
-//    (2 per cycle) are what bounds the blend, not FMAs.
-// 2. The eight blended matrices are transposed into twelve lane vectors (structure of arrays,
-//    one vertex per lane; the projective row is dropped).
-// 3. Positions, normals, tangents are moved from the caller's layout into lanes (packed xyz
-//    arrays: three 256-bit loads and shuffles; interleaved buffers: one 128-bit load per vertex
-//    and a transpose; planar arrays: plain loads; anything else: element by element), transformed
-//    eight at a time with FMAs, and moved back the same way.
-// The scalar lane type runs the same kernel one vertex at a time: it is the reference, and it
-// finishes the vertices a range's SIMD groups leave over.
-//
-// A NEON lane type would add a lane_ops specialisation (vld1q_f32, vfmaq_f32, vzipq_f32 for the
-// transposes) and a group_in_range (vqsubq_u16); the kernel, the modes and the layouts' dispatch
-// are shared.
+// Everything here is always inlined into its callers, so no out-of-line copy compiled with one
+// file's -m flags can be called from a kernel compiled for another (see skin_isa.hpp).
 #pragma once
 
-#include "pose_simd.hpp"
+#include "skin_isa.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
+
+#include <glm/mat4x4.hpp>
 
 // The kernel is one loop body built from many small functions; compilers must inline all of them
 // (they otherwise keep the blended matrices in memory around calls), and should not inline the
@@ -41,14 +27,17 @@
 #define KEYBLEND_SKIN_INLINE inline __attribute__((always_inline))
 #define KEYBLEND_SKIN_LAMBDA __attribute__((always_inline))
 #define KEYBLEND_SKIN_COLD __attribute__((noinline, cold))
+#define KEYBLEND_SKIN_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
 #define KEYBLEND_SKIN_INLINE __forceinline
 #define KEYBLEND_SKIN_LAMBDA
 #define KEYBLEND_SKIN_COLD __declspec(noinline)
+#define KEYBLEND_SKIN_NOINLINE __declspec(noinline)
 #else
 #define KEYBLEND_SKIN_INLINE inline
 #define KEYBLEND_SKIN_LAMBDA
 #define KEYBLEND_SKIN_COLD
+#define KEYBLEND_SKIN_NOINLINE
 #endif
 
 namespace keyblend {
@@ -56,17 +45,6 @@ namespace impl {
 namespace skin {
 
 static_assert(sizeof(glm::mat4) == 16 * sizeof(float), "glm::mat4 must be 16 packed floats");
-
-/// Calls f(std::integral_constant<int, I>{}) for I = 0 .. N-1, unrolled: compilers do not unroll
-/// the blend's loops on their own, and then keep the blended matrices in memory, not registers.
-template <class F, int... I>
-KEYBLEND_SKIN_INLINE void unroll_impl(F&& f, std::integer_sequence<int, I...>) {
-    (f(std::integral_constant<int, I>{}), ...);
-}
-template <int N, class F>
-KEYBLEND_SKIN_INLINE void unroll(F&& f) {
-    unroll_impl(f, std::make_integer_sequence<int, N>{});
-}
 
 /// How a float stream is laid out, which decides how the kernels move it in and out of lanes.
 enum class layout : unsigned char {
@@ -76,7 +54,7 @@ enum class layout : unsigned char {
     general,     ///< anything else: element by element
 };
 
-inline layout classify(std::size_t stride, std::size_t component_stride, std::size_t components) {
+KEYBLEND_SKIN_INLINE layout classify(std::size_t stride, std::size_t component_stride, std::size_t components) {
     if (component_stride == sizeof(float))
         return stride == components * sizeof(float) ? layout::packed : layout::interleaved;
     if (stride == sizeof(float)) return layout::planar;
@@ -121,14 +99,16 @@ struct lbs_args {
     std::size_t count_stride = 0;
     in_stream pos, nrm, tan; ///< nrm.data / tan.data null when not skinned
     out_stream out_pos, out_nrm, out_tan;
+    /// Every stream given is packed (std::vector<glm::vec3> / glm::vec4 arrays) and normals go by
+    /// the palette: the kernels' inline transform. Other layouts take an out-of-line one.
+    bool simple = false;
 };
 
-/// How a SIMD group of the fast path reads its influences.
+/// How the SIMD groups of a kernel read their influences.
 enum class group_mode {
-    general,        ///< runtime strides, every joint index clamped
-    strided,        ///< runtime strides; the joints are one array of at most 8 slots per vertex,
-                    ///< the group's whole region checked to be within the palette: no clamps
-    strided_implied, ///< the same with the last weight implied
+    general,        ///< K = 0: each vertex's influences read one at a time, every joint clamped
+    strided,        ///< K slots, runtime strides (and runtime implied weight); each group's
+                    ///< joints checked against the palette first (group_joints_ok), no clamps
     packed,         ///< the loader's layout (K joints, K weights per vertex, vertex after vertex),
                     ///< checked like strided: constant strides, no clamps
     packed_implied, ///< the same with K - 1 weights per vertex (last_weight::implied)
@@ -139,26 +119,26 @@ enum class group_mode {
 // ---------------------------------------------------------------------------------------------
 
 /// The number of slots vertex v uses: its count (clamped to k) or k.
-inline std::size_t slots_of(const lbs_args& a, std::size_t v) {
+KEYBLEND_SKIN_INLINE std::size_t slots_of(const lbs_args& a, std::size_t v) {
     if (!a.counts) return a.k;
     const std::size_t c = a.counts[v * a.count_stride];
     return c < a.k ? c : a.k;
 }
 
 template <class Index>
-inline std::size_t raw_joint(const lbs_args& a, std::size_t v, std::size_t i) {
+KEYBLEND_SKIN_INLINE std::size_t raw_joint(const lbs_args& a, std::size_t v, std::size_t i) {
     Index j;
     std::memcpy(&j, a.joints + v * a.joint_stride + i * a.joint_cs, sizeof j);
     return j;
 }
 
 template <class Index>
-inline std::size_t clamped_joint(const lbs_args& a, std::size_t v, std::size_t i) {
+KEYBLEND_SKIN_INLINE std::size_t clamped_joint(const lbs_args& a, std::size_t v, std::size_t i) {
     const std::size_t j = raw_joint<Index>(a, v, i);
     return j < a.last_bone ? j : a.last_bone;
 }
 
-inline float stored_weight(const lbs_args& a, std::size_t v, std::size_t i) {
+KEYBLEND_SKIN_INLINE float stored_weight(const lbs_args& a, std::size_t v, std::size_t i) {
     float w;
     std::memcpy(&w, a.weights + v * a.weight_stride + i * a.weight_cs, sizeof w);
     return w;
@@ -167,7 +147,7 @@ inline float stored_weight(const lbs_args& a, std::size_t v, std::size_t i) {
 /// Vertex v's influences: clamped joints and weights (the implied one computed as 1 minus the sum
 /// of the others, summed in slot order). Returns how many.
 template <class Index>
-inline std::size_t read_influences(const lbs_args& a, std::size_t v, std::size_t (&joint)[8],
+KEYBLEND_SKIN_INLINE std::size_t read_influences(const lbs_args& a, std::size_t v, std::size_t (&joint)[8],
                                    float (&weight)[8]) {
     const std::size_t c = slots_of(a, v);
     float sum = 0.0f;
@@ -182,110 +162,10 @@ inline std::size_t read_influences(const lbs_args& a, std::size_t v, std::size_t
 /// How many vertices at the end of a stream a SIMD group must not touch, when it reads `read`
 /// bytes from the start of a vertex whose data is `used` bytes long (the over-read lands in the
 /// following vertices, which must exist).
-inline std::size_t tail_guard(std::size_t read, std::size_t used, std::size_t stride) {
+KEYBLEND_SKIN_INLINE std::size_t tail_guard(std::size_t read, std::size_t used, std::size_t stride) {
     if (read <= used) return 0;
     return stride == 0 ? static_cast<std::size_t>(-1) / 2 : (read - used + stride - 1) / stride;
 }
-
-/// C lane vectors, returned by value (so that no caller's lanes have their address taken: they
-/// would then live in memory on every path, not only the rare one).
-template <class V, std::size_t C>
-struct lane_array {
-    V c[C];
-};
-
-/// Planar streams (each component an array): one plain load or store per component, in any
-/// lane type.
-template <class V, std::size_t C>
-KEYBLEND_SKIN_INLINE lane_array<V, C> load_planar(const in_stream& s, std::size_t v) {
-    lane_array<V, C> r;
-    for (std::size_t i = 0; i < C; ++i) r.c[i] = V::load(s.at(v, i));
-    return r;
-}
-template <class V, class... Lanes>
-KEYBLEND_SKIN_INLINE void store_planar(const out_stream& s, std::size_t v, Lanes... c) {
-    std::size_t i = 0;
-    (c.store(s.at(v, i++)), ...);
-}
-
-/// Element-by-element moves for layouts without a fast path (out of line: rare, and kept out of
-/// the kernel's loop body).
-template <class V, std::size_t C>
-KEYBLEND_SKIN_COLD lane_array<V, C> load_general(const in_stream& s, std::size_t v) {
-    alignas(64) float t[C][V::width];
-    for (std::size_t i = 0; i < V::width; ++i)
-        for (std::size_t k = 0; k < C; ++k) t[k][i] = *s.at(v + i, k);
-    lane_array<V, C> r;
-    for (std::size_t k = 0; k < C; ++k) r.c[k] = V::load(t[k]);
-    return r;
-}
-/// (The lanes by value: in registers, where the caller has them.)
-template <class V, class... Lanes>
-KEYBLEND_SKIN_COLD void store_general(const out_stream& s, std::size_t v, V first, Lanes... rest) {
-    constexpr std::size_t C = 1 + sizeof...(Lanes);
-    const V c[C] = {first, rest...};
-    alignas(64) float t[C][V::width];
-    for (std::size_t k = 0; k < C; ++k) c[k].store(t[k]);
-    for (std::size_t i = 0; i < V::width; ++i)
-        for (std::size_t k = 0; k < C; ++k) *s.at(v + i, k) = t[k][i];
-}
-
-template <class V>
-struct lane_ops;
-
-// ---------------------------------------------------------------------------------------------
-// f1: one vertex at a time. The reference.
-// ---------------------------------------------------------------------------------------------
-
-template <>
-struct lane_ops<lanes::f1> {
-    using V = lanes::f1;
-
-    /// Vertices at the end of the mesh this lane type cannot process (it reads exactly).
-    static std::size_t guard(const lbs_args&, bool) { return 0; }
-
-    template <int K, class Index, group_mode>
-    KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
-        std::size_t joint[8];
-        float weight[8];
-        const std::size_t c = read_influences<Index>(a, v, joint, weight);
-        float r[12] = {};
-        for (std::size_t i = 0; i < c; ++i) {
-            const float* p = a.palette + 16 * joint[i];
-            const float w = weight[i];
-            for (int col = 0; col < 4; ++col)
-                for (int row = 0; row < 3; ++row) r[3 * col + row] += w * p[4 * col + row];
-        }
-        for (int e = 0; e < 12; ++e) m[e] = V{r[e]};
-        return true;
-    }
-
-    KEYBLEND_SKIN_INLINE static void load3(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
-        x = V{*s.at(v, 0)};
-        y = V{*s.at(v, 1)};
-        z = V{*s.at(v, 2)};
-    }
-    KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
-        load3(s, v, x, y, z);
-        w = V{*s.at(v, 3)};
-    }
-    KEYBLEND_SKIN_INLINE static void store3(const out_stream& s, std::size_t v, V x, V y, V z) {
-        *s.at(v, 0) = x.v;
-        *s.at(v, 1) = y.v;
-        *s.at(v, 2) = z.v;
-    }
-    KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
-        store3(s, v, x, y, z);
-        *s.at(v, 3) = w.v;
-    }
-};
-
-// ---------------------------------------------------------------------------------------------
-// The fast path (K = k slots, 1 to 8, no per-vertex counts, each vertex's joints and weights
-// contiguous). A vertex's joint indices arrive in one or two 64-bit loads and become palette
-// offsets in integer registers (clamped unless the group was checked whole); its weights arrive in
-// one 128-bit load (two for K > 4) and are broadcast by shuffles.
-// ---------------------------------------------------------------------------------------------
 
 /// Stands in for the weights of a job that has none (one influence, implied weight): the kernels
 /// then read weights unconditionally, without a test per vertex.
@@ -301,20 +181,14 @@ constexpr std::size_t weight_read(std::size_t k) { return k <= 4 ? 16 : 32; }
 
 /// True when the job's influences can take the fast path (with per-vertex counts: lbs_counted).
 template <class Index>
-inline bool fast_path(const lbs_args& a) {
+KEYBLEND_SKIN_INLINE bool fast_path(const lbs_args& a) {
     return a.k >= 1 && a.k <= 8 && a.joint_cs == sizeof(Index) && a.weight_cs == sizeof(float);
 }
 
 
-/// Modes with runtime strides, and what a mode says about the implied weight (1 implied, 0 not,
-/// -1 ask the job).
-constexpr bool runtime_strides(group_mode m) {
-    return m == group_mode::general || m == group_mode::strided || m == group_mode::strided_implied;
-}
+/// What a mode says about the implied weight: 1 implied, 0 not, -1 ask the job.
 constexpr int implied_of(group_mode m) {
-    return m == group_mode::general ? -1
-           : (m == group_mode::strided_implied || m == group_mode::packed_implied) ? 1
-                                                                                    : 0;
+    return m == group_mode::packed_implied ? 1 : m == group_mode::packed ? 0 : -1;
 }
 constexpr bool packed(group_mode m) { return m == group_mode::packed || m == group_mode::packed_implied; }
 
@@ -322,1001 +196,48 @@ constexpr bool packed(group_mode m) { return m == group_mode::packed || m == gro
 /// region group_in_range can check (with the slots between vertices, which must then be within
 /// the palette too: compact_influences writes joint 0 there).
 template <class Index>
-inline bool joints_checkable(const lbs_args& a) {
+KEYBLEND_SKIN_INLINE bool joints_checkable(const lbs_args& a) {
     return a.joint_cs == sizeof(Index) && a.joint_stride % sizeof(Index) == 0 &&
            a.joint_stride <= 8 * sizeof(Index) && a.joint_stride >= a.k * sizeof(Index);
 }
 
-/// The group mode for blending K slots per vertex that a job's layout allows (before its indices
-/// are checked).
+/// The group mode for blending K slots per vertex that a job's layout allows (fast_path(a)).
 template <int K, class Index>
-inline group_mode mode_for(const lbs_args& a) {
-    if (!joints_checkable<Index>(a)) return group_mode::general;
+KEYBLEND_SKIN_INLINE group_mode mode_for(const lbs_args& a) {
     const std::size_t stored = a.implied ? K - 1 : K;
     if (a.joint_stride == K * sizeof(Index) && a.weight_stride == stored * sizeof(float))
         return a.implied ? group_mode::packed_implied : group_mode::packed;
-    return a.implied ? group_mode::strided_implied : group_mode::strided;
+    return group_mode::strided;
 }
 
 /// The over-read guard of the SIMD lane types: joints and weights on the fast path, and 16-byte
 /// loads of interleaved xyz streams.
 template <class Index>
-inline std::size_t simd_guard(const lbs_args& a, bool fast) {
+KEYBLEND_SKIN_INLINE std::size_t simd_guard(const lbs_args& a, bool fast) {
     std::size_t g = 0;
-    const auto more = [&g](std::size_t x) { g = x > g ? x : g; };
+    std::size_t x = 0;
     if (fast) {
-        more(tail_guard(joint_read<Index>(a.k), a.k * sizeof(Index), a.joint_stride));
+        g = tail_guard(joint_read<Index>(a.k), a.k * sizeof(Index), a.joint_stride);
         // group_in_range reads each vertex's whole stride of slots.
-        if (joints_checkable<Index>(a)) more(tail_guard(a.joint_stride, a.k * sizeof(Index), a.joint_stride));
+        if (joints_checkable<Index>(a)) {
+            x = tail_guard(a.joint_stride, a.k * sizeof(Index), a.joint_stride);
+            g = x > g ? x : g;
+        }
         const std::size_t stored = a.implied ? a.k - 1 : a.k;
-        if (stored) more(tail_guard(weight_read(a.k), stored * sizeof(float), a.weight_stride));
+        if (stored) {
+            x = tail_guard(weight_read(a.k), stored * sizeof(float), a.weight_stride);
+            g = x > g ? x : g;
+        }
     }
-    if (a.pos.kind == layout::interleaved) more(tail_guard(16, 12, a.pos.stride));
-    if (a.nrm.data && a.nrm.kind == layout::interleaved) more(tail_guard(16, 12, a.nrm.stride));
+    if (a.pos.kind == layout::interleaved) {
+        x = tail_guard(16, 12, a.pos.stride);
+        g = x > g ? x : g;
+    }
+    if (a.nrm.data && a.nrm.kind == layout::interleaved) {
+        x = tail_guard(16, 12, a.nrm.stride);
+        g = x > g ? x : g;
+    }
     return g;
-}
-
-/// The K joints at p (one vertex's) as offsets into the palette in floats (16 per matrix: a
-/// float index folds into the loads' addressing, a byte offset costs an add). Clamped to the
-/// palette when Clamp; otherwise the caller has checked them (group_in_range).
-template <int K, class Index, bool Clamp = true>
-KEYBLEND_SKIN_INLINE void fast_joints(const lbs_args& a, const unsigned char* p, std::uint32_t* offset) {
-    constexpr int per_word = 8 / int(sizeof(Index));
-    std::uint64_t q[(K + per_word - 1) / per_word];
-    std::memcpy(q, p, sizeof q);
-    constexpr unsigned bits = 8 * sizeof(Index);
-    constexpr std::uint64_t mask = ((std::uint64_t(1) << bits) - 1) << 4;
-    const std::uint64_t last = 16 * std::uint64_t(a.last_bone);
-    unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-        // 16 * joint i = the word rotated right by its bit position - 4, masked: a rotate that
-        // compilers make one non-destructive instruction (BMI2 rorx), where a shift, a mask and
-        // a shift by 4 cost a copy of the word and three instructions.
-        constexpr unsigned r = (bits * unsigned(i % per_word) + 60) % 64;
-        const std::uint64_t word = q[i / per_word];
-        const std::uint64_t o = ((word >> r) | (word << ((64 - r) % 64))) & mask;
-        offset[i] = static_cast<std::uint32_t>(Clamp && o > last ? last : o);
-    });
-}
-
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-/// True when every joint slot of the W vertices from v (their whole region, joints_checkable) is
-/// within the palette: the group may then skip per-index clamping. The one check costs a few
-/// vector instructions per group; a compare and a conditional move per index cost more than the
-/// blend's FMAs. The bytes checked are the bytes the blend reads: outputs never alias the joints.
-/// Packed: the region is W * K slots, known at compile time.
-template <std::size_t W, int K, class Index, bool Packed>
-KEYBLEND_SKIN_INLINE bool group_in_range(const lbs_args& a, std::size_t v) {
-    const unsigned char* p = a.joints + v * a.joint_stride;
-    const std::size_t bytes = Packed ? W * K * sizeof(Index) : W * a.joint_stride;
-    const std::size_t last_value = sizeof(Index) == 2 ? (a.last_bone < 65535 ? a.last_bone : 65535)
-                                                      : (a.last_bone < 255 ? a.last_bone : 255);
-#if defined(KEYBLEND_LANES_AVX512)
-    if constexpr (Packed && W * K * sizeof(Index) >= 64) {
-        // 64 bytes per compare into a mask register; the region's remainder (16 or 32 bytes) is
-        // checked by a compare of the 64 bytes that end with it.
-        constexpr std::size_t n = W * K * sizeof(Index);
-        const __m512i last = sizeof(Index) == 2 ? _mm512_set1_epi16(static_cast<short>(last_value))
-                                                : _mm512_set1_epi8(static_cast<char>(last_value));
-        const auto over = [&last, p](std::size_t at) KEYBLEND_SKIN_LAMBDA {
-            const __m512i x = _mm512_loadu_si512(static_cast<const void*>(p + at));
-            return sizeof(Index) == 2 ? std::uint64_t(_mm512_cmpgt_epu16_mask(x, last))
-                                      : std::uint64_t(_mm512_cmpgt_epu8_mask(x, last));
-        };
-        std::uint64_t any = 0;
-        unroll<int(n / 64)>([&](auto c) KEYBLEND_SKIN_LAMBDA { any |= over(64 * c); });
-        if constexpr (n % 64 != 0) any |= over(n - 64);
-        return any == 0;
-    }
-#endif
-    const __m128i last = sizeof(Index) == 2 ? _mm_set1_epi16(static_cast<short>(last_value))
-                                            : _mm_set1_epi8(static_cast<char>(last_value));
-    const auto over = [&last](__m128i x) KEYBLEND_SKIN_LAMBDA {
-        return sizeof(Index) == 2 ? _mm_subs_epu16(x, last) : _mm_subs_epu8(x, last);
-    };
-    __m128i any = _mm_setzero_si128();
-    std::size_t i = 0;
-    if constexpr (Packed) {
-        unroll<int(W * K * sizeof(Index) / 16)>([&](auto c) KEYBLEND_SKIN_LAMBDA {
-            any = _mm_or_si128(any, over(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * c))));
-        });
-        i = W * K * sizeof(Index) / 16 * 16;
-    } else {
-        for (; i + 16 <= bytes; i += 16)
-            any = _mm_or_si128(any, over(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
-    }
-    if (i + 8 <= bytes) {
-        any = _mm_or_si128(any, over(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + i))));
-        i += 8;
-    }
-    bool ok = _mm_movemask_epi8(_mm_cmpeq_epi8(any, _mm_setzero_si128())) == 0xFFFF;
-    for (; i < bytes; i += sizeof(Index)) { // a few bytes left over (uint8, odd strides)
-        Index j;
-        std::memcpy(&j, p + i, sizeof j);
-        ok = ok && j <= a.last_bone;
-    }
-    return ok;
-}
-#endif
-
-/// The palette matrix at an offset in floats.
-KEYBLEND_SKIN_INLINE const float* matrix_at(const lbs_args& a, std::uint32_t offset) {
-    return a.palette + offset;
-}
-
-// ---------------------------------------------------------------------------------------------
-// f4: SSE2 (FMA when the compiler targets it).
-// ---------------------------------------------------------------------------------------------
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-
-// In-lane shuffles under one name for __m128 (SSE2), __m256 (AVX2) and __m512 (AVX-512), so that
-// the transposes below, which work within 128-bit lanes, are written once for all three.
-KEYBLEND_SKIN_INLINE __m128 unpacklo(__m128 a, __m128 b) { return _mm_unpacklo_ps(a, b); }
-KEYBLEND_SKIN_INLINE __m128 unpackhi(__m128 a, __m128 b) { return _mm_unpackhi_ps(a, b); }
-template <int Imm>
-KEYBLEND_SKIN_INLINE __m128 shuffle(__m128 a, __m128 b) { return _mm_shuffle_ps(a, b, Imm); }
-#if defined(KEYBLEND_LANES_AVX2)
-KEYBLEND_SKIN_INLINE __m256 unpacklo(__m256 a, __m256 b) { return _mm256_unpacklo_ps(a, b); }
-KEYBLEND_SKIN_INLINE __m256 unpackhi(__m256 a, __m256 b) { return _mm256_unpackhi_ps(a, b); }
-template <int Imm>
-KEYBLEND_SKIN_INLINE __m256 shuffle(__m256 a, __m256 b) { return _mm256_shuffle_ps(a, b, Imm); }
-#endif
-#if defined(KEYBLEND_LANES_AVX512)
-// (The zero-masked forms with every lane set compile to the plain instructions; GCC 12's plain
-// forms pass _mm512_undefined_ps() and trip -Wmaybe-uninitialized once inlined, GCC bug 105593.)
-KEYBLEND_SKIN_INLINE __m512 unpacklo(__m512 a, __m512 b) { return _mm512_maskz_unpacklo_ps(0xFFFF, a, b); }
-KEYBLEND_SKIN_INLINE __m512 unpackhi(__m512 a, __m512 b) { return _mm512_maskz_unpackhi_ps(0xFFFF, a, b); }
-template <int Imm>
-KEYBLEND_SKIN_INLINE __m512 shuffle(__m512 a, __m512 b) { return _mm512_maskz_shuffle_ps(0xFFFF, a, b, Imm); }
-template <int Imm>
-KEYBLEND_SKIN_INLINE __m512 shuffle_lanes(__m512 a, __m512 b) { return _mm512_maskz_shuffle_f32x4(0xFFFF, a, b, Imm); }
-/// 128-bit lane J of r.
-template <int J>
-KEYBLEND_SKIN_INLINE __m128 lane(__m512 r) { return _mm512_maskz_extractf32x4_ps(0xFF, r, J); }
-#endif
-
-/// In each 128-bit lane: rows of 4 floats r[0..3] -> x, y, z of the four rows (the w row dropped).
-template <class R>
-KEYBLEND_SKIN_INLINE void transpose3(const R (&r)[4], R& x, R& y, R& z) {
-    const R t0 = unpacklo(r[0], r[1]), t1 = unpacklo(r[2], r[3]);
-    const R t2 = unpackhi(r[0], r[1]), t3 = unpackhi(r[2], r[3]);
-    x = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(t0, t1);
-    y = shuffle<_MM_SHUFFLE(3, 2, 3, 2)>(t0, t1);
-    z = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(t2, t3);
-}
-
-/// In each 128-bit lane: rows r[0..3] <-> x, y, z, w of the four rows (its own inverse).
-template <class R>
-KEYBLEND_SKIN_INLINE void transpose4(R (&r)[4]) {
-    const R t0 = unpacklo(r[0], r[1]), t1 = unpacklo(r[2], r[3]);
-    const R t2 = unpackhi(r[0], r[1]), t3 = unpackhi(r[2], r[3]);
-    r[0] = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(t0, t1);
-    r[1] = shuffle<_MM_SHUFFLE(3, 2, 3, 2)>(t0, t1);
-    r[2] = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(t2, t3);
-    r[3] = shuffle<_MM_SHUFFLE(3, 2, 3, 2)>(t2, t3);
-}
-
-/// In each 128-bit lane: x, y, z of four rows -> the rows, each x y z z (stores write 12 bytes).
-template <class R>
-KEYBLEND_SKIN_INLINE void rows_of(R x, R y, R z, R (&r)[4]) {
-    const R xy01 = unpacklo(x, y), xy23 = unpackhi(x, y);
-    const R zz01 = unpacklo(z, z), zz23 = unpackhi(z, z);
-    r[0] = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(xy01, zz01);
-    r[1] = shuffle<_MM_SHUFFLE(3, 2, 3, 2)>(xy01, zz01);
-    r[2] = shuffle<_MM_SHUFFLE(1, 0, 1, 0)>(xy23, zz23);
-    r[3] = shuffle<_MM_SHUFFLE(3, 2, 3, 2)>(xy23, zz23);
-}
-
-/// Calls f(i, off, wp) for each of the N vertices of a group from v, with i an
-/// std::integral_constant (0 .. N-1), off vertex v + i's K palette offsets (clamped in the general
-/// mode) and wp its weights; for K = 0 (the dynamic path) off and wp are null. The walk over the
-/// joints and weights that every lane type blending whole matrices per vertex shares.
-template <int N, int K, class Index, group_mode Mode, class F>
-KEYBLEND_SKIN_INLINE void for_each_vertex(const lbs_args& a, std::size_t v, F&& f) {
-    // In the packed modes the strides are constants: the vertices' addresses fold into the loads,
-    // leaving integer registers for the palette offsets.
-    constexpr int implied = implied_of(Mode);
-    constexpr std::size_t js = K * sizeof(Index), ws = (K > 0 ? K - (implied == 1) : 0) * sizeof(float);
-    constexpr bool general = runtime_strides(Mode);
-    const unsigned char* jp = a.joints + v * (general ? a.joint_stride : js);
-    const unsigned char* wp = a.weights + v * (general ? a.weight_stride : ws);
-    unroll<N>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-        if constexpr (K == 0) {
-            f(i, nullptr, nullptr);
-        } else if constexpr (general) {
-            std::uint32_t off[K];
-            fast_joints<K, Index, Mode == group_mode::general>(a, jp, off);
-            f(i, off, wp);
-            jp += a.joint_stride;
-            wp += a.weight_stride;
-        } else {
-            std::uint32_t off[K];
-            fast_joints<K, Index, false>(a, jp + i * js, off);
-            f(i, off, wp + i * ws);
-        }
-    });
-}
-
-/// 16 bytes at p in every 128-bit lane of a V (a plain load for f4).
-template <class V>
-V broadcast_lanes(const unsigned char* p);
-template <>
-KEYBLEND_SKIN_INLINE lanes::f4 broadcast_lanes<lanes::f4>(const unsigned char* p) {
-    return {_mm_loadu_ps(reinterpret_cast<const float*>(p))};
-}
-#if defined(KEYBLEND_LANES_AVX2)
-template <>
-KEYBLEND_SKIN_INLINE lanes::f8 broadcast_lanes<lanes::f8>(const unsigned char* p) {
-    return {_mm256_broadcast_ps(reinterpret_cast<const __m128*>(p))};
-}
-#endif
-#if defined(KEYBLEND_LANES_AVX512)
-template <>
-KEYBLEND_SKIN_INLINE lanes::f16 broadcast_lanes<lanes::f16>(const unsigned char* p) {
-    return {_mm512_maskz_broadcast_f32x4(0xFFFF, _mm_loadu_ps(reinterpret_cast<const float*>(p)))};
-}
-#endif
-
-/// One vertex's matrix blended in registers, for the lane types that hold a whole 4x4 matrix in
-/// 16 / V::width registers: c[q] = floats q * V::width .. of the blend (column-major). The dynamic
-/// path (K = 0) reads vertex v's influences one at a time; the fast path takes its K palette
-/// offsets and its weights at wp. Implied: 1 when the last weight is implied, 0 when not, -1 to
-/// ask the job.
-template <class V, int K, class Index, int Implied>
-KEYBLEND_SKIN_INLINE void blend_matrix(const lbs_args& a, std::size_t v, const std::uint32_t* off,
-                                       const unsigned char* wp, V (&c)[16 / V::width]) {
-    constexpr int parts = int(16 / V::width);
-    if constexpr (K == 0) {
-        std::size_t joint[8];
-        float weight[8];
-        const std::size_t n = read_influences<Index>(a, v, joint, weight);
-        unroll<parts>([&](auto q) KEYBLEND_SKIN_LAMBDA { c[q] = V::set1(0.0f); });
-        for (std::size_t i = 0; i < n; ++i) {
-            const float* p = a.palette + 16 * joint[i];
-            const V w = V::set1(weight[i]);
-            unroll<parts>([&](auto q) KEYBLEND_SKIN_LAMBDA { c[q] = fmadd(w, V::load(p + q * V::width), c[q]); });
-        }
-    } else {
-        (void)v;
-        // The weights: one 128-bit load (two for K > 4) in every lane, each broadcast by an
-        // in-lane shuffle. FP loads are the scarce resource of the blend (two per cycle on Zen 3
-        // to Zen 5, for a broadcast as for a 512-bit load); shuffles of this kind are not.
-        V w[K];
-        const V lo = broadcast_lanes<V>(wp);
-        V hi = lo;
-        if constexpr (K > 4) hi = broadcast_lanes<V>(wp + 16);
-        unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            const V src = i < 4 ? lo : hi;
-            w[i] = V{shuffle<(i % 4) * 0x55>(src.v, src.v)};
-        });
-        if (Implied < 0 ? a.implied : Implied == 1) {
-            // 1 - sum of the others, summed in slot order (as read_influences does).
-            V sum = V::set1(0.0f);
-            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = sum + w[i]; });
-            w[K - 1] = V::set1(1.0f) - sum;
-        }
-        // One base pointer per part, so that each load folds base + offset * 4 into its address.
-        unroll<parts>([&](auto q) KEYBLEND_SKIN_LAMBDA {
-            const float* base = a.palette + q * V::width;
-            c[q] = w[0] * V::load(base + off[0]);
-            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { c[q] = fmadd(w[i + 1], V::load(base + off[i + 1]), c[q]); });
-        });
-    }
-}
-
-template <>
-struct lane_ops<lanes::f4> {
-    using V = lanes::f4;
-
-    template <class Index>
-    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
-
-    /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
-    template <int K, class Index, group_mode Mode>
-    KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
-        if constexpr (Mode != group_mode::general)
-            if (!group_in_range<4, K, Index, packed(Mode)>(a, v)) return false;
-        V c[4][4]; // c[i][q]: column q of vertex v + i
-        for_each_vertex<4, K, Index, Mode>(
-            a, v, [&](auto i, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
-                blend_matrix<V, K, Index, implied_of(Mode)>(a, v + std::size_t(i), off, wp, c[i]);
-            });
-        unroll<4>([&](auto q) KEYBLEND_SKIN_LAMBDA {
-            const __m128 r[4] = {c[0][q].v, c[1][q].v, c[2][q].v, c[3][q].v};
-            transpose3(r, m[3 * q].v, m[3 * q + 1].v, m[3 * q + 2].v);
-        });
-        return true;
-    }
-
-    KEYBLEND_SKIN_INLINE static void load3(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
-        switch (s.kind) {
-        case layout::packed: {
-            const float* p = s.at(v);
-            const __m128 l0 = _mm_loadu_ps(p), l1 = _mm_loadu_ps(p + 4), l2 = _mm_loadu_ps(p + 8);
-            // l0 = x0 y0 z0 x1, l1 = y1 z1 x2 y2, l2 = z2 x3 y3 z3
-            const __m128 x23 = _mm_shuffle_ps(l1, l2, _MM_SHUFFLE(1, 1, 2, 2)); // x2 x2 x3 x3
-            x.v = _mm_shuffle_ps(l0, x23, _MM_SHUFFLE(2, 0, 3, 0));
-            const __m128 y01 = _mm_shuffle_ps(l0, l1, _MM_SHUFFLE(0, 0, 1, 1)); // y0 y0 y1 y1
-            const __m128 y23 = _mm_shuffle_ps(l1, l2, _MM_SHUFFLE(2, 2, 3, 3)); // y2 y2 y3 y3
-            y.v = _mm_shuffle_ps(y01, y23, _MM_SHUFFLE(2, 0, 2, 0));
-            const __m128 z01 = _mm_shuffle_ps(l0, l1, _MM_SHUFFLE(1, 1, 2, 2)); // z0 z0 z1 z1
-            z.v = _mm_shuffle_ps(z01, l2, _MM_SHUFFLE(3, 0, 2, 0));
-            return;
-        }
-        case layout::interleaved: {
-            const __m128 r[4] = {_mm_loadu_ps(s.at(v)), _mm_loadu_ps(s.at(v + 1)), _mm_loadu_ps(s.at(v + 2)),
-                                 _mm_loadu_ps(s.at(v + 3))};
-            transpose3(r, x.v, y.v, z.v);
-            return;
-        }
-        default: return; // planar and general streams: load_xyz
-        }
-    }
-
-    KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
-        __m128 r[4] = {_mm_loadu_ps(s.at(v)), _mm_loadu_ps(s.at(v + 1)), _mm_loadu_ps(s.at(v + 2)),
-                       _mm_loadu_ps(s.at(v + 3))};
-        transpose4(r);
-        x.v = r[0];
-        y.v = r[1];
-        z.v = r[2];
-        w.v = r[3];
-    }
-
-    /// (No non-temporal stores here: 16-byte ones were measured slower than ordinary stores.)
-    KEYBLEND_SKIN_INLINE static void put(const out_stream&, float* p, __m128 r) { _mm_storeu_ps(p, r); }
-
-    KEYBLEND_SKIN_INLINE static void store3(const out_stream& s, std::size_t v, V x, V y, V z) {
-        switch (s.kind) {
-        case layout::packed: {
-            const __m128 xy01 = _mm_unpacklo_ps(x.v, y.v); // x0 y0 x1 y1
-            const __m128 xy23 = _mm_unpackhi_ps(x.v, y.v); // x2 y2 x3 y3
-            const __m128 zx01 = _mm_shuffle_ps(z.v, x.v, _MM_SHUFFLE(1, 1, 0, 0)); // z0 z0 x1 x1
-            const __m128 yz11 = _mm_shuffle_ps(y.v, z.v, _MM_SHUFFLE(1, 1, 1, 1)); // y1 y1 z1 z1
-            const __m128 zx23 = _mm_shuffle_ps(z.v, xy23, _MM_SHUFFLE(2, 2, 2, 2)); // z2 z2 x3 x3
-            const __m128 yz33 = _mm_shuffle_ps(xy23, z.v, _MM_SHUFFLE(3, 3, 3, 3)); // y3 y3 z3 z3
-            float* p = s.at(v);
-            put(s, p, _mm_shuffle_ps(xy01, zx01, _MM_SHUFFLE(3, 0, 1, 0)));     // x0 y0 z0 x1
-            put(s, p + 4, _mm_shuffle_ps(yz11, xy23, _MM_SHUFFLE(1, 0, 2, 0))); // y1 z1 x2 y2
-            put(s, p + 8, _mm_shuffle_ps(zx23, yz33, _MM_SHUFFLE(2, 0, 2, 0))); // z2 x3 y3 z3
-            return;
-        }
-        case layout::interleaved: {
-            // Exactly 12 bytes per vertex: what follows xyz in the caller's buffer is not ours.
-            __m128 r[4];
-            rows_of(x.v, y.v, z.v, r);
-            for (int i = 0; i < 4; ++i) {
-                float* p = s.at(v + std::size_t(i));
-                _mm_storel_pi(reinterpret_cast<__m64*>(p), r[i]);
-                _mm_store_ss(p + 2, _mm_movehl_ps(r[i], r[i]));
-            }
-            return;
-        }
-        default: return; // planar and general streams: store_xyz
-        }
-    }
-
-    KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
-        __m128 r[4] = {x.v, y.v, z.v, w.v};
-        transpose4(r);
-        for (int i = 0; i < 4; ++i) _mm_storeu_ps(s.at(v + std::size_t(i)), r[i]);
-    }
-};
-#endif
-
-// ---------------------------------------------------------------------------------------------
-// f8: AVX2 + FMA.
-// ---------------------------------------------------------------------------------------------
-#if defined(KEYBLEND_LANES_AVX2)
-
-template <>
-struct lane_ops<lanes::f8> {
-    using V = lanes::f8;
-
-    template <class Index>
-    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
-
-    /// Blends vertices v .. v + 7, four at a time (so the live registers fit AVX2's sixteen), each
-    /// four partly transposed (transpose3 within lanes): ua / ub hold columns 0|1 / 2|3 of
-    /// vertices 4h .. 4h + 3, ua[h][r] = row r of column 0 (low lane) and column 1 (high lane).
-    template <int K, class Index, group_mode Mode>
-    KEYBLEND_SKIN_INLINE static void blend_group(const lbs_args& a, std::size_t v, __m256 (&ua)[2][3],
-                                                 __m256 (&ub)[2][3]) {
-        __m256 sa[4], sb[4];
-        for_each_vertex<8, K, Index, Mode>(
-            a, v, [&](auto n, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
-                constexpr int i = decltype(n)::value % 4, h = decltype(n)::value / 4;
-                V c[2];
-                blend_matrix<V, K, Index, implied_of(Mode)>(a, v + std::size_t(n), off, wp, c);
-                sa[i] = c[0].v;
-                sb[i] = c[1].v;
-                if constexpr (i == 3) {
-                    transpose3(sa, ua[h][0], ua[h][1], ua[h][2]);
-                    transpose3(sb, ub[h][0], ub[h][1], ub[h][2]);
-                }
-            });
-    }
-
-    /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
-    template <int K, class Index, group_mode Mode>
-    KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
-        if constexpr (Mode != group_mode::general)
-            if (!group_in_range<8, K, Index, packed(Mode)>(a, v)) return false;
-        __m256 ua[2][3], ub[2][3];
-        blend_group<K, Index, Mode>(a, v, ua, ub);
-        for (int r = 0; r < 3; ++r) {
-            m[r].v = _mm256_permute2f128_ps(ua[0][r], ua[1][r], 0x20);     // column 0
-            m[3 + r].v = _mm256_permute2f128_ps(ua[0][r], ua[1][r], 0x31); // column 1
-            m[6 + r].v = _mm256_permute2f128_ps(ub[0][r], ub[1][r], 0x20); // column 2
-            m[9 + r].v = _mm256_permute2f128_ps(ub[0][r], ub[1][r], 0x31); // translation
-        }
-        return true;
-    }
-
-    /// 16 bytes of each of eight vertices: vertex i in the low lane of r[i], i + 4 in the high lane.
-    KEYBLEND_SKIN_INLINE static void load_rows(const in_stream& s, std::size_t v, __m256 (&r)[4]) {
-        const unsigned char* lo = s.data + v * s.stride;
-        const unsigned char* hi = lo + 4 * s.stride;
-        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            r[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(reinterpret_cast<const float*>(lo))),
-                                        _mm_loadu_ps(reinterpret_cast<const float*>(hi)), 1);
-            lo += s.stride;
-            hi += s.stride;
-        });
-    }
-
-    KEYBLEND_SKIN_INLINE static void load3(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
-        switch (s.kind) {
-        case layout::packed: {
-            const float* p = s.at(v);
-            const __m256 l0 = _mm256_loadu_ps(p), l1 = _mm256_loadu_ps(p + 8);
-            const __m256 l2 = _mm256_loadu_ps(p + 16);
-            // Lanes: m03 = vertices 0,1 | 4,5 (x0 y0 z0 x1 | x4 y4 z4 x5), m14 = (y1 z1 x2 y2 |
-            // y5 z5 x6 y6), m25 = (z2 x3 y3 z3 | z6 x7 y7 z7); then the SSE shuffles per lane.
-            const __m256 m03 = _mm256_blend_ps(l0, l1, 0xF0);
-            const __m256 m14 = _mm256_permute2f128_ps(l0, l2, 0x21);
-            const __m256 m25 = _mm256_blend_ps(l1, l2, 0xF0);
-            const __m256 xy = _mm256_shuffle_ps(m14, m25, _MM_SHUFFLE(2, 1, 3, 2));
-            const __m256 yz = _mm256_shuffle_ps(m03, m14, _MM_SHUFFLE(1, 0, 2, 1));
-            x.v = _mm256_shuffle_ps(m03, xy, _MM_SHUFFLE(2, 0, 3, 0));
-            y.v = _mm256_shuffle_ps(yz, xy, _MM_SHUFFLE(3, 1, 2, 0));
-            z.v = _mm256_shuffle_ps(yz, m25, _MM_SHUFFLE(3, 0, 3, 1));
-            return;
-        }
-        case layout::interleaved: {
-            __m256 r[4];
-            load_rows(s, v, r);
-            transpose3(r, x.v, y.v, z.v);
-            return;
-        }
-        default: return; // planar and general streams: load_xyz
-        }
-    }
-
-    KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
-        __m256 r[4];
-        load_rows(s, v, r);
-        transpose4(r);
-        x.v = r[0];
-        y.v = r[1];
-        z.v = r[2];
-        w.v = r[3];
-    }
-
-    /// Non-temporal stores only 32 bytes at a time, 32-byte aligned (run_lbs arranges it): split
-    /// into 16-byte ones they were measured at half the speed of ordinary stores.
-    KEYBLEND_SKIN_INLINE static void put(const out_stream& s, float* p, __m256 r) {
-        if (s.streaming)
-            _mm256_stream_ps(p, r);
-        else
-            _mm256_storeu_ps(p, r);
-    }
-
-    KEYBLEND_SKIN_INLINE static void store3(const out_stream& s, std::size_t v, V x, V y, V z) {
-        switch (s.kind) {
-        case layout::packed: {
-            // The inverse of load3's packed case.
-            const __m256 rxy = _mm256_shuffle_ps(x.v, y.v, _MM_SHUFFLE(2, 0, 2, 0));
-            const __m256 ryz = _mm256_shuffle_ps(y.v, z.v, _MM_SHUFFLE(3, 1, 3, 1));
-            const __m256 rzx = _mm256_shuffle_ps(z.v, x.v, _MM_SHUFFLE(3, 1, 2, 0));
-            const __m256 r03 = _mm256_shuffle_ps(rxy, rzx, _MM_SHUFFLE(2, 0, 2, 0));
-            const __m256 r14 = _mm256_shuffle_ps(ryz, rxy, _MM_SHUFFLE(3, 1, 2, 0));
-            const __m256 r25 = _mm256_shuffle_ps(rzx, ryz, _MM_SHUFFLE(3, 1, 3, 1));
-            float* p = s.at(v);
-            put(s, p, _mm256_permute2f128_ps(r03, r14, 0x20));
-            put(s, p + 8, _mm256_blend_ps(r25, r03, 0xF0));
-            put(s, p + 16, _mm256_permute2f128_ps(r14, r25, 0x31));
-            return;
-        }
-        case layout::interleaved: {
-            // Exactly 12 bytes per vertex: what follows xyz in the caller's buffer is not ours.
-            __m256 r[4];
-            rows_of(x.v, y.v, z.v, r);
-            unsigned char* p = s.data + v * s.stride;
-            unsigned char* q = p + 4 * s.stride;
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                const __m128 lo = _mm256_castps256_ps128(r[i]), hi = _mm256_extractf128_ps(r[i], 1);
-                _mm_storel_pi(reinterpret_cast<__m64*>(p), lo);
-                _mm_store_ss(reinterpret_cast<float*>(p) + 2, _mm_movehl_ps(lo, lo));
-                _mm_storel_pi(reinterpret_cast<__m64*>(q), hi);
-                _mm_store_ss(reinterpret_cast<float*>(q) + 2, _mm_movehl_ps(hi, hi));
-                p += s.stride;
-                q += s.stride;
-            });
-            return;
-        }
-        default: return; // planar and general streams: store_xyz
-        }
-    }
-
-    KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
-        __m256 r[4] = {x.v, y.v, z.v, w.v};
-        transpose4(r);
-        unsigned char* p = s.data + v * s.stride;
-        unsigned char* q = p + 4 * s.stride;
-        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            _mm_storeu_ps(reinterpret_cast<float*>(p), _mm256_castps256_ps128(r[i]));
-            _mm_storeu_ps(reinterpret_cast<float*>(q), _mm256_extractf128_ps(r[i], 1));
-            p += s.stride;
-            q += s.stride;
-        });
-    }
-};
-#endif
-
-// ---------------------------------------------------------------------------------------------
-// f16: AVX-512. A vertex's 4x4 matrix is one 512-bit register (column c in 128-bit lane c): one
-// load and one FMA per influence, half of AVX2's.
-// ---------------------------------------------------------------------------------------------
-#if defined(KEYBLEND_LANES_AVX512)
-
-/// The four 128-bit lanes of four registers, transposed: b[i] lane j <- b[j] lane i.
-KEYBLEND_SKIN_INLINE void transpose_lanes(__m512 (&b)[4]) {
-    const __m512 p0 = shuffle_lanes<_MM_SHUFFLE(1, 0, 1, 0)>(b[0], b[1]);
-    const __m512 p1 = shuffle_lanes<_MM_SHUFFLE(3, 2, 3, 2)>(b[0], b[1]);
-    const __m512 p2 = shuffle_lanes<_MM_SHUFFLE(1, 0, 1, 0)>(b[2], b[3]);
-    const __m512 p3 = shuffle_lanes<_MM_SHUFFLE(3, 2, 3, 2)>(b[2], b[3]);
-    b[0] = shuffle_lanes<_MM_SHUFFLE(2, 0, 2, 0)>(p0, p2);
-    b[1] = shuffle_lanes<_MM_SHUFFLE(3, 1, 3, 1)>(p0, p2);
-    b[2] = shuffle_lanes<_MM_SHUFFLE(2, 0, 2, 0)>(p1, p3);
-    b[3] = shuffle_lanes<_MM_SHUFFLE(3, 1, 3, 1)>(p1, p3);
-}
-
-/// vpermt2ps indices between 16 packed xyz vertices (48 floats, three registers) and x, y, z:
-/// component c of vertex i is float e = 3i + c. Loading, component c takes its e < 32 from the
-/// first two registers (load_a), then keeps those and takes the rest from the third (load_b).
-/// Storing, register q (floats 16q .. 16q + 15) takes x and y first (store_a), then z (store_b).
-struct packed_xyz_indices {
-    alignas(64) std::int32_t load_a[3][16];
-    alignas(64) std::int32_t load_b[3][16];
-    alignas(64) std::int32_t store_a[3][16];
-    alignas(64) std::int32_t store_b[3][16];
-};
-constexpr packed_xyz_indices make_packed_xyz_indices() {
-    packed_xyz_indices t{};
-    for (int c = 0; c < 3; ++c)
-        for (int i = 0; i < 16; ++i) {
-            const int e = 3 * i + c;
-            t.load_a[c][i] = e < 32 ? e : 0;
-            t.load_b[c][i] = e < 32 ? i : e - 16;
-        }
-    for (int q = 0; q < 3; ++q)
-        for (int i = 0; i < 16; ++i) {
-            const int f = 16 * q + i, vertex = f / 3, c = f % 3;
-            t.store_a[q][i] = c == 1 ? 16 + vertex : vertex; // x from the first, y from the second
-            t.store_b[q][i] = c == 2 ? 16 + vertex : i;      // z from the second, x y kept
-        }
-    return t;
-}
-inline constexpr packed_xyz_indices packed_xyz = make_packed_xyz_indices();
-
-KEYBLEND_SKIN_INLINE __m512i index_vector(const std::int32_t (&i)[16]) {
-    return _mm512_load_si512(static_cast<const void*>(i));
-}
-
-template <>
-struct lane_ops<lanes::f16> {
-    using V = lanes::f16;
-
-    template <class Index>
-    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
-
-    /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
-    /// Vertices are blended and transposed within lanes four at a time (u[h][r] lane c: row r of
-    /// column c of vertices 4h .. 4h + 3), then the lanes are transposed.
-    template <int K, class Index, group_mode Mode>
-    KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
-        if constexpr (Mode != group_mode::general)
-            if (!group_in_range<16, K, Index, packed(Mode)>(a, v)) return false;
-        __m512 s[4], u[3][4];
-        for_each_vertex<16, K, Index, Mode>(
-            a, v, [&](auto n, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
-                constexpr int i = decltype(n)::value % 4, h = decltype(n)::value / 4;
-                V c[1];
-                blend_matrix<V, K, Index, implied_of(Mode)>(a, v + std::size_t(n), off, wp, c);
-                s[i] = c[0].v;
-                if constexpr (i == 3) transpose3(s, u[0][h], u[1][h], u[2][h]);
-            });
-        unroll<3>([&](auto r) KEYBLEND_SKIN_LAMBDA {
-            transpose_lanes(u[r]);
-            unroll<4>([&](auto c) KEYBLEND_SKIN_LAMBDA { m[3 * c + r].v = u[r][c]; });
-        });
-        return true;
-    }
-
-    /// 16 bytes of each of sixteen vertices: vertex 4j + i in lane j of r[i].
-    KEYBLEND_SKIN_INLINE static void load_rows(const in_stream& s, std::size_t v, __m512 (&r)[4]) {
-        const unsigned char* p = s.data + v * s.stride;
-        const std::size_t s4 = 4 * s.stride;
-        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            __m512 x = _mm512_castps128_ps512(_mm_loadu_ps(reinterpret_cast<const float*>(p)));
-            x = _mm512_insertf32x4(x, _mm_loadu_ps(reinterpret_cast<const float*>(p + s4)), 1);
-            x = _mm512_insertf32x4(x, _mm_loadu_ps(reinterpret_cast<const float*>(p + 2 * s4)), 2);
-            r[i] = _mm512_insertf32x4(x, _mm_loadu_ps(reinterpret_cast<const float*>(p + 3 * s4)), 3);
-            p += s.stride;
-        });
-    }
-
-    KEYBLEND_SKIN_INLINE static void load3(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
-        switch (s.kind) {
-        case layout::packed: {
-            const float* p = s.at(v);
-            const __m512 l0 = _mm512_loadu_ps(p), l1 = _mm512_loadu_ps(p + 16), l2 = _mm512_loadu_ps(p + 32);
-            V* out[3] = {&x, &y, &z};
-            unroll<3>([&](auto c) KEYBLEND_SKIN_LAMBDA {
-                const __m512 t = _mm512_permutex2var_ps(l0, index_vector(packed_xyz.load_a[c]), l1);
-                out[c]->v = _mm512_permutex2var_ps(t, index_vector(packed_xyz.load_b[c]), l2);
-            });
-            return;
-        }
-        case layout::interleaved: {
-            __m512 r[4];
-            load_rows(s, v, r);
-            transpose3(r, x.v, y.v, z.v);
-            return;
-        }
-        default: return; // planar and general streams: load_xyz
-        }
-    }
-
-    KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
-        __m512 r[4];
-        if (s.kind == layout::packed) {
-            // Four vertices per register as they lie in memory, their lanes then transposed.
-            const float* p = s.at(v);
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA { r[i] = _mm512_loadu_ps(p + 16 * i); });
-            transpose_lanes(r);
-        } else {
-            load_rows(s, v, r);
-        }
-        transpose4(r);
-        x.v = r[0];
-        y.v = r[1];
-        z.v = r[2];
-        w.v = r[3];
-    }
-
-    /// Non-temporal stores 64 bytes at a time (a whole cache line), 64-byte aligned (run_lbs
-    /// arranges it).
-    KEYBLEND_SKIN_INLINE static void put(const out_stream& s, float* p, __m512 r) {
-        if (s.streaming)
-            _mm512_stream_ps(p, r);
-        else
-            _mm512_storeu_ps(p, r);
-    }
-
-    KEYBLEND_SKIN_INLINE static void store3(const out_stream& s, std::size_t v, V x, V y, V z) {
-        switch (s.kind) {
-        case layout::packed: {
-            float* p = s.at(v);
-            unroll<3>([&](auto q) KEYBLEND_SKIN_LAMBDA {
-                const __m512 t = _mm512_permutex2var_ps(x.v, index_vector(packed_xyz.store_a[q]), y.v);
-                put(s, p + 16 * q, _mm512_permutex2var_ps(t, index_vector(packed_xyz.store_b[q]), z.v));
-            });
-            return;
-        }
-        case layout::interleaved: {
-            // Exactly 12 bytes per vertex (masked stores): what follows xyz is not ours.
-            __m512 r[4];
-            rows_of(x.v, y.v, z.v, r);
-            unsigned char* p = s.data + v * s.stride;
-            const std::size_t s4 = 4 * s.stride;
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA {
-                    _mm_mask_storeu_ps(reinterpret_cast<float*>(p + j * s4), 0x7, lane<j>(r[i]));
-                });
-                p += s.stride;
-            });
-            return;
-        }
-        default: return; // planar and general streams: store_xyz
-        }
-    }
-
-    KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
-        __m512 r[4] = {x.v, y.v, z.v, w.v};
-        transpose4(r);
-        if (s.kind == layout::packed) {
-            transpose_lanes(r);
-            float* p = s.at(v);
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA { _mm512_storeu_ps(p + 16 * i, r[i]); });
-            return;
-        }
-        unsigned char* p = s.data + v * s.stride;
-        const std::size_t s4 = 4 * s.stride;
-        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA {
-                _mm_storeu_ps(reinterpret_cast<float*>(p + j * s4), lane<j>(r[i]));
-            });
-            p += s.stride;
-        });
-    }
-};
-#endif
-
-// ---------------------------------------------------------------------------------------------
-// The kernel
-// ---------------------------------------------------------------------------------------------
-
-// Moving attributes between the caller's layout and lanes: each lane type moves packed and
-// interleaved streams its own way; planar and element-by-element streams are the same in all.
-template <class V, std::size_t C>
-KEYBLEND_SKIN_INLINE lane_array<V, C> load_attribute(const in_stream& s, std::size_t v) {
-    lane_array<V, C> r;
-    switch (s.kind) {
-    case layout::packed:
-    case layout::interleaved:
-        if constexpr (C == 3)
-            lane_ops<V>::load3(s, v, r.c[0], r.c[1], r.c[2]);
-        else
-            lane_ops<V>::load4(s, v, r.c[0], r.c[1], r.c[2], r.c[3]);
-        return r;
-    case layout::planar: return load_planar<V, C>(s, v);
-    default: return load_general<V, C>(s, v);
-    }
-}
-template <class V>
-KEYBLEND_SKIN_INLINE void store_xyz(const out_stream& s, std::size_t v, V x, V y, V z) {
-    switch (s.kind) {
-    case layout::packed:
-    case layout::interleaved: return lane_ops<V>::store3(s, v, x, y, z);
-    case layout::planar: return store_planar<V>(s, v, x, y, z);
-    default: return store_general(s, v, x, y, z);
-    }
-}
-template <class V>
-KEYBLEND_SKIN_INLINE void store_xyzw(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
-    switch (s.kind) {
-    case layout::packed:
-    case layout::interleaved: return lane_ops<V>::store4(s, v, x, y, z, w);
-    case layout::planar: return store_planar<V>(s, v, x, y, z, w);
-    default: return store_general(s, v, x, y, z, w);
-    }
-}
-template <class V>
-KEYBLEND_SKIN_INLINE void load_xyz(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
-    const lane_array<V, 3> r = load_attribute<V, 3>(s, v);
-    x = r.c[0];
-    y = r.c[1];
-    z = r.c[2];
-}
-template <class V>
-KEYBLEND_SKIN_INLINE void load_xyzw(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
-    const lane_array<V, 4> r = load_attribute<V, 4>(s, v);
-    x = r.c[0];
-    y = r.c[1];
-    z = r.c[2];
-    w = r.c[3];
-}
-
-template <class V, int K, class Index, group_mode Mode>
-void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end);
-
-/// A packed-mode group that holds an index outside the palette (invalid data, which validate()
-/// reports): skinned with clamping, out of line so that the packed kernel's loop stays lean.
-template <class V, int K, class Index>
-KEYBLEND_SKIN_COLD void lbs_group_clamped(const lbs_args& a, std::size_t v) {
-    lbs_kernel<V, K, Index, group_mode::general>(a, v, v + V::width);
-}
-
-/// Skins [begin, end), V::width vertices per step. Preconditions: (end - begin) % V::width == 0,
-/// no group reaches the vertices lane_ops<V>::guard excludes; for K > 0, fast_path(a), no counts,
-/// and Mode allowed by mode_for<K>(a). Each mode is its own function: with several group variants
-/// in one loop body compilers run out of integer registers.
-/// Transforms the V::width vertices from v by their blended matrices m[3c + r] (column c, row r
-/// of each lane's matrix; c = 3: translation) and stores them.
-template <class V>
-KEYBLEND_SKIN_INLINE void transform_group(const lbs_args& a, std::size_t v, const V (&m)[12]) {
-    using lanes::fmadd;
-    V x, y, z, w;
-    load_xyz(a.pos, v, x, y, z);
-    store_xyz(a.out_pos, v, fmadd(m[0], x, fmadd(m[3], y, fmadd(m[6], z, m[9]))),
-              fmadd(m[1], x, fmadd(m[4], y, fmadd(m[7], z, m[10]))),
-              fmadd(m[2], x, fmadd(m[5], y, fmadd(m[8], z, m[11]))));
-    if (a.nrm.data) {
-        load_xyz(a.nrm, v, x, y, z);
-        if (a.inverse_transpose) {
-            // A^-T n = (n.x (c1 x c2) + n.y (c2 x c0) + n.z (c0 x c1)) / det(A).
-            const V k0x = m[4] * m[8] - m[5] * m[7], k0y = m[5] * m[6] - m[3] * m[8],
-                    k0z = m[3] * m[7] - m[4] * m[6];
-            const V k1x = m[7] * m[2] - m[8] * m[1], k1y = m[8] * m[0] - m[6] * m[2],
-                    k1z = m[6] * m[1] - m[7] * m[0];
-            const V k2x = m[1] * m[5] - m[2] * m[4], k2y = m[2] * m[3] - m[0] * m[5],
-                    k2z = m[0] * m[4] - m[1] * m[3];
-            const V det = fmadd(m[0], k0x, fmadd(m[1], k0y, m[2] * k0z));
-            const V one = V::set1(1.0f);
-            const V inv = select(det == V::set1(0.0f), one, one / det);
-            store_xyz(a.out_nrm, v, fmadd(k0x, x, fmadd(k1x, y, k2x * z)) * inv,
-                      fmadd(k0y, x, fmadd(k1y, y, k2y * z)) * inv, fmadd(k0z, x, fmadd(k1z, y, k2z * z)) * inv);
-        } else {
-            store_xyz(a.out_nrm, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)), fmadd(m[1], x, fmadd(m[4], y, m[7] * z)),
-                      fmadd(m[2], x, fmadd(m[5], y, m[8] * z)));
-        }
-    }
-    if (a.tan.data) {
-        load_xyzw(a.tan, v, x, y, z, w);
-        store_xyzw(a.out_tan, v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)), fmadd(m[1], x, fmadd(m[4], y, m[7] * z)),
-                   fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), w);
-    }
-}
-
-template <class V, int K, class Index, group_mode Mode>
-void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
-    using ops = lane_ops<V>;
-    // A local copy: the compiler then knows the output stores cannot change it, and keeps the
-    // pointers and strides in registers instead of reloading them for every vertex.
-    const lbs_args a = args;
-    for (std::size_t v = begin; v < end; v += V::width) {
-        // m[3c + r]: column c, row r of each lane's blended matrix (c = 3: translation).
-        V m[12];
-        if (!ops::template blend<K, Index, Mode>(a, v, m)) {
-            if constexpr (Mode != group_mode::general) lbs_group_clamped<V, K, Index>(a, v);
-            continue;
-        }
-        transform_group(a, v, m);
-    }
-}
-
-/// The fast path's kernel for this job's layout (chosen once per run).
-template <class V, int K, class Index>
-void lbs_modes(const lbs_args& a, std::size_t begin, std::size_t end) {
-    switch (mode_for<K, Index>(a)) {
-    case group_mode::general: lbs_kernel<V, K, Index, group_mode::general>(a, begin, end); break;
-    case group_mode::strided: lbs_kernel<V, K, Index, group_mode::strided>(a, begin, end); break;
-    case group_mode::strided_implied:
-        lbs_kernel<V, K, Index, group_mode::strided_implied>(a, begin, end);
-        break;
-    case group_mode::packed: lbs_kernel<V, K, Index, group_mode::packed>(a, begin, end); break;
-    case group_mode::packed_implied:
-        lbs_kernel<V, K, Index, group_mode::packed_implied>(a, begin, end);
-        break;
-    }
-}
-
-template <class V, class Index>
-void lbs_slots(const lbs_args& a, std::size_t k, std::size_t begin, std::size_t end) {
-    switch (k) {
-    case 1: lbs_modes<V, 1, Index>(a, begin, end); break;
-    case 2: lbs_modes<V, 2, Index>(a, begin, end); break;
-    case 3: lbs_modes<V, 3, Index>(a, begin, end); break;
-    case 4: lbs_modes<V, 4, Index>(a, begin, end); break;
-    case 5: lbs_modes<V, 5, Index>(a, begin, end); break;
-    case 6: lbs_modes<V, 6, Index>(a, begin, end); break;
-    case 7: lbs_modes<V, 7, Index>(a, begin, end); break;
-    case 8: lbs_modes<V, 8, Index>(a, begin, end); break;
-    default: lbs_kernel<V, 0, Index, group_mode::general>(a, begin, end); break;
-    }
-}
-
-/// Per-vertex counts on the fast path: each block of 64 vertices blends as many slots as its
-/// largest count (the slots past a vertex's count hold weight 0), and runs of blocks with the same
-/// largest count share one kernel call. Meshes whose vertices come sorted or clustered by count
-/// then blend few zero weights; where counts are scattered, a block costs what its busiest vertex
-/// costs, as without counts. (Per group of 8, scattered counts made many short runs of the
-/// slower strided kernels: 20% slower than ignoring the counts.)
-template <class V, class Index>
-void lbs_counted(const lbs_args& a, std::size_t begin, std::size_t end) {
-    constexpr std::size_t block = 64; // a multiple of every lane width
-    lbs_args b = a;
-    b.counts = nullptr;
-    const auto largest = [&a, end](std::size_t v) {
-        std::size_t m = 1;
-        const std::size_t stop = v + block < end ? v + block : end;
-        for (std::size_t i = v; i < stop; ++i) {
-            const std::size_t c = a.counts[i * a.count_stride];
-            m = c > m ? c : m;
-        }
-        return m < a.k ? m : a.k;
-    };
-    std::size_t run = begin;
-    std::size_t slots = begin < end ? largest(begin) : 0;
-    for (std::size_t v = begin + block; v < end + block; v += block) {
-        const std::size_t at = v < end ? v : end;
-        const std::size_t next = v < end ? largest(v) : 0;
-        if (next == slots) continue;
-        lbs_slots<V, Index>(b, slots, run, at);
-        run = at;
-        slots = next;
-    }
-}
-
-/// The vertex from `begin` (less than V::width further) at which the SIMD groups start, the
-/// vertices before it taking the scalar path. With streaming outputs: where each packed output
-/// wanted streaming is aligned to a whole register (32 bytes for AVX2, 64 for AVX-512; a packed
-/// xyz stream comes back to the same alignment every V::width vertices), as non-temporal stores
-/// require, with streaming turned off for outputs that are not aligned there too or not at all.
-/// Otherwise: where the most packed input streams (positions, normals, tangents) are so aligned,
-/// so that no load of a group straddles two cache lines (a std::vector<glm::vec3> is only 16-byte
-/// aligned, and then every AVX-512 load of it straddles two: ~7% slower with its outputs alike).
-/// Inputs only: an in-place job and the same job out of place then split the range alike, and
-/// give the same bits. Only AVX2 and AVX-512 stream or align. The choice depends only on the
-/// streams' addresses and on begin modulo V::width (skin_parallel splits on it).
-template <class V>
-std::size_t group_start(lbs_args& a, std::size_t begin) {
-    out_stream* outs[2] = {&a.out_pos, &a.out_nrm};
-    if constexpr (V::width < 8) {
-        for (out_stream* o : outs) o->streaming = false;
-        return begin;
-    }
-    constexpr std::size_t bytes = V::width * sizeof(float);
-    const auto aligned = [begin](const auto& stream, std::size_t s) {
-        return stream.data && stream.kind == layout::packed &&
-               reinterpret_cast<std::uintptr_t>(stream.data + (begin + s) * stream.stride) % bytes == 0;
-    };
-    std::size_t start = begin;
-    bool found = false;
-    for (out_stream* o : outs) {
-        if (!o->streaming) continue;
-        std::size_t s = 0;
-        while (s < V::width && !aligned(*o, s)) ++s;
-        if (s == V::width || (found && begin + s != start)) {
-            o->streaming = false;
-            continue;
-        }
-        start = begin + s;
-        found = true;
-    }
-    if (found) return start;
-    std::size_t best = 0, most = 0;
-    for (std::size_t s = 0; s < V::width; ++s) {
-        const std::size_t count = std::size_t(aligned(a.pos, s)) + std::size_t(aligned(a.nrm, s)) +
-                                  std::size_t(aligned(a.tan, s));
-        if (count > most) {
-            most = count;
-            best = s;
-        }
-    }
-    return begin + best;
-}
-
-/// Skins [begin, end) of a mesh of n vertices with lane type V: SIMD groups where they fit and
-/// may read, the scalar kernel for the rest.
-template <class V, class Index>
-void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n) {
-    lbs_args a = args;
-    std::size_t simd_end = begin;
-    if constexpr (V::width > 1) {
-        // A few vertices go the scalar way first so that the groups' stores (non-temporal ones
-        // must) and loads are aligned.
-        const std::size_t start = group_start<V>(a, begin);
-        if (start > begin) {
-            const std::size_t head = start < end ? start : end;
-            lbs_kernel<lanes::f1, 0, Index, group_mode::general>(a, begin, head);
-            begin = head;
-        }
-        simd_end = begin;
-        const bool fast = fast_path<Index>(a);
-        const std::size_t guard = lane_ops<V>::template guard<Index>(a, fast);
-        const std::size_t limit = guard >= n ? 0 : n - guard;
-        const std::size_t stop = end < limit ? end : limit;
-        if (stop > begin) {
-            simd_end = begin + (stop - begin) / V::width * V::width;
-            if (a.counts && fast && !a.implied)
-                lbs_counted<V, Index>(a, begin, simd_end);
-            else
-                lbs_slots<V, Index>(a, fast && !a.counts ? a.k : 0, begin, simd_end);
-        }
-    }
-    lbs_kernel<lanes::f1, 0, Index, group_mode::general>(a, simd_end, end);
 }
 
 } // namespace skin
