@@ -278,6 +278,22 @@ int info(const options& o, const keyblend::io::xfile& x) {
     return exit_ok;
 }
 
+/// A computed pose must be finite: a file whose values are each finite can still overflow float
+/// when they are multiplied (3e38 scales, matrices far from the origin). Returns an error naming
+/// the first joint (parents first) whose local or model matrix holds NaN or infinity, or nothing.
+std::optional<std::string> non_finite_joint(const keyblend::skeleton& s,
+                                            const std::vector<glm::mat4>& local,
+                                            const std::vector<glm::mat4>& model) {
+    for (std::size_t j = 0; j < s.size(); ++j) {
+        const bool bad_local = !keyblend::is_finite(local[j]);
+        if (bad_local || !keyblend::is_finite(model[j]))
+            return "joint " + std::to_string(j) + " '" + s.name(j) + "': its " +
+                   (bad_local ? "local" : "model") +
+                   " matrix has NaN or infinity (the file's values overflow float here)";
+    }
+    return std::nullopt;
+}
+
 /// The tick for a set: --tick as given, or --time seconds times the set's ticks per second.
 float tick_for(const options& o, const keyblend::clip& c) {
     return static_cast<float>(o.tick ? *o.tick : *o.seconds * double(c.ticks_per_second));
@@ -304,6 +320,11 @@ int pose(const options& o, const keyblend::io::xfile& x) {
         return exit_file;
     }
     keyblend::local_to_model(s, local, model);
+    if (const std::optional<std::string> bad = non_finite_joint(s, local, model)) {
+        std::fprintf(stderr, "keyblend: %s: the pose is not finite: %s\n", o.file.c_str(),
+                     bad->c_str());
+        return exit_file;
+    }
     if (o.json) {
         json joints = json::array();
         for (std::size_t j = 0; j < s.size(); ++j)

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -403,3 +405,29 @@ TEST_CASE("info: anim_test.x's four SkinWeights as written, the two naming missi
     CHECK(contains(r.out, "notes: 0\n"));
 }
 
+TEST_CASE("pose: a pose that is not finite fails, naming the first joint where it overflows") {
+    // Every value is finite; the products are not: 3e38 * 3e38 overflows float.
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "keyblend_tool_overflow.x").string();
+    {
+        std::ofstream f(path, std::ios::binary);
+        f << "xof 0303txt 0032\nFrame Root { Frame Arm { Frame Hand { } } }\n"
+             "AnimationSet Grow { Animation { { Root } AnimationKey { 1; 1; 0;3;3e38,1.0,1.0;;; } }\n"
+             "  Animation { { Arm } AnimationKey { 1; 1; 0;3;3e38,1.0,1.0;;; } } }\n";
+        REQUIRE(f.good());
+    }
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"pose", path, "--tick", "0", "--set", "Grow"},
+          std::vector<std::string>{"pose", path, "--tick", "0", "--set", "Grow", "--json"},
+          std::vector<std::string>{"pose", path, "--time", "0", "--blend", "Grow:1"}}) {
+        const run_result r = run(args, true);
+        CAPTURE(r.out);
+        CHECK(r.exit_code == 1);
+        CHECK(contains(r.out, "the pose is not finite: joint 1 'Arm': its model matrix has NaN or "
+                              "infinity"));
+        CHECK_FALSE(contains(r.out, "\"joints\""));
+    }
+    // The bind pose of the same skeleton is finite: info and the bind pose are fine.
+    CHECK(run({"info", path}).exit_code == 0);
+    std::filesystem::remove(path);
+}
