@@ -2284,27 +2284,29 @@ TEST_CASE("hostile: quadratic paths are near-linear") {
 // ---------------------------------------------------------------------------------------------
 
 TEST_CASE("decompress_xfile gives the uncompressed file, which loads the same") {
+    std::vector<unsigned char> out(100000, 7); // replaced, its memory reused
     for (const std::string& plain : {sample_text(), to_binary(sample_text(), 4)}) {
         const std::string zipped = to_mszip(plain, 100);
-        const result<std::vector<unsigned char>> r = io::decompress_xfile(zipped.data(), zipped.size());
-        REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
-        CHECK(std::string(r->begin(), r->end()) == plain);
+        const status st = io::decompress_xfile(zipped.data(), zipped.size(), out);
+        REQUIRE_MESSAGE(st, (st ? "" : st.error().message));
+        CHECK(std::string(out.begin(), out.end()) == plain);
     }
-    const result<std::vector<unsigned char>> plain =
-        io::decompress_xfile(sample_text().data(), sample_text().size(), {}, "sample.x");
+    const status plain =
+        io::decompress_xfile(sample_text().data(), sample_text().size(), out, {}, "sample.x");
     REQUIRE_FALSE(plain);
     CHECK(plain.error().code == errc::invalid_argument);
     CHECK(contains(plain.error().message, "sample.x: byte offset 8: the file is not compressed"));
+    CHECK(out.empty());
     std::string corrupt = to_mszip(sample_text(), 300);
     corrupt[24] = 'X';
-    const result<std::vector<unsigned char>> bad = io::decompress_xfile(corrupt.data(), corrupt.size());
+    const status bad = io::decompress_xfile(corrupt.data(), corrupt.size(), out);
     REQUIRE_FALSE(bad);
     CHECK(bad.error().code == errc::parse_error);
+    CHECK(out.empty());
     io::load_options small;
     small.max_decompressed_bytes = 100;
     const std::string zipped = to_mszip(sample_text());
-    const result<std::vector<unsigned char>> big =
-        io::decompress_xfile(zipped.data(), zipped.size(), small);
+    const status big = io::decompress_xfile(zipped.data(), zipped.size(), out, small);
     REQUIRE_FALSE(big);
     CHECK(big.error().code == errc::unsupported);
 }
@@ -2315,16 +2317,14 @@ TEST_CASE("the real compressed files inflate to what their uncompressed twins ho
     const auto wall = kbtest::data_file("directx-sdk-legacy-samples/wall_with_pillars.x");
     if (!zip || !bin || !wall) return;
     const std::string zipped = read_file(*zip);
-    const result<std::vector<unsigned char>> r = io::decompress_xfile(zipped.data(), zipped.size());
-    REQUIRE(r);
-    CHECK(std::string(r->begin(), r->end()) == read_file(*bin));
+    std::vector<unsigned char> out;
+    REQUIRE(io::decompress_xfile(zipped.data(), zipped.size(), out));
+    CHECK(std::string(out.begin(), out.end()) == read_file(*bin));
     const std::string w = read_file(*wall);
-    const result<std::vector<unsigned char>> inflated = io::decompress_xfile(w.data(), w.size());
-    REQUIRE(inflated);
-    CHECK(inflated->size() == 2852227); // the size its header announces
+    REQUIRE(io::decompress_xfile(w.data(), w.size(), out));
+    CHECK(out.size() == 2852227); // the size its header announces
     const result<io::xfile> a = load(w);
-    const result<io::xfile> b =
-        io::load_xfile_memory(inflated->data(), inflated->size(), {parse_mode::strict}, "w.x");
+    const result<io::xfile> b = io::load_xfile_memory(out.data(), out.size(), {parse_mode::strict}, "w.x");
     REQUIRE(a);
     REQUIRE(b);
     check_same(*a, *b);

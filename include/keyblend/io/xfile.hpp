@@ -412,15 +412,17 @@ KEYBLEND_IO_FUNCTION result<xfile> load_xfile_memory(const void* data, std::size
                                                      const load_options& options = {},
                                                      std::string_view source_name = "<memory>");
 
-/// Inflates a compressed (`tzip` / `bzip`) .X file in memory into the same file uncompressed: the
-/// header with `txt ` / `bin ` in place of `tzip` / `bzip`, then the inflated data, so that
-/// load_xfile_memory reads it as it reads the compressed file. Errors: errc::invalid_argument for
-/// a file that is not a compressed .X file; errc::parse_error for a corrupt or truncated
-/// compressed stream (in either mode); errc::unsupported when the data would inflate past
-/// options.max_decompressed_bytes (the only option it reads).
-KEYBLEND_IO_FUNCTION result<std::vector<unsigned char>>
-decompress_xfile(const void* data, std::size_t size, const load_options& options = {},
-                 std::string_view source_name = "<memory>");
+/// Inflates a compressed (`tzip` / `bzip`) .X file in memory into the same file uncompressed, in
+/// `out` (replacing what it held; its memory is reused, so a vector kept across calls costs no
+/// allocation): the header with `txt ` / `bin ` in place of `tzip` / `bzip`, then the inflated
+/// data, which load_xfile_memory reads as it reads the compressed file. Errors (`out` is then
+/// empty): errc::invalid_argument for a file that is not a compressed .X file; errc::parse_error
+/// for a corrupt or truncated compressed stream (in either mode); errc::unsupported when the data
+/// would inflate past options.max_decompressed_bytes (the only option it reads).
+KEYBLEND_IO_FUNCTION status decompress_xfile(const void* data, std::size_t size,
+                                             std::vector<unsigned char>& out,
+                                             const load_options& options = {},
+                                             std::string_view source_name = "<memory>");
 
 } // namespace KEYBLEND_IO_GLM_LAYOUT
 } // namespace io

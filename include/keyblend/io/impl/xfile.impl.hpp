@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <unordered_map>
@@ -564,28 +565,32 @@ KEYBLEND_IO_FUNCTION result<xfile> load_xfile_memory(const void* data, std::size
     return impl::read_and_assemble(lex, std::move(out), options, source, std::move(warnings));
 }
 
-KEYBLEND_IO_FUNCTION result<std::vector<unsigned char>>
-decompress_xfile(const void* data, std::size_t size, const load_options& options,
-                 std::string_view source_name) {
+KEYBLEND_IO_FUNCTION status decompress_xfile(const void* data, std::size_t size,
+                                             std::vector<unsigned char>& out,
+                                             const load_options& options,
+                                             std::string_view source_name) {
     const auto* bytes = static_cast<const unsigned char*>(data);
     const std::string source(source_name);
     xfile header;
-    if (status st = impl::read_header(bytes, size, source, header); !st) return st.error();
+    out.clear();
+    if (status st = impl::read_header(bytes, size, source, header); !st) return st;
     if (!impl::is_compressed(header.format))
         return keyblend::impl::make_error(
             errc::invalid_argument, source + ": byte offset 8: the file is not compressed (format " +
                                         to_string(header.format) + ", not tzip or bzip)");
-    impl::byte_buffer inflated;
+    impl::byte_buffer inflated(out);
     bool over_limit = false;
     const std::string problem =
         impl::inflate_mszip(bytes, size, options.max_decompressed_bytes, inflated, over_limit);
-    if (!problem.empty())
+    inflated.finish();
+    if (!problem.empty()) {
+        out.clear();
         return keyblend::impl::make_error(over_limit ? errc::unsupported : errc::parse_error,
                                           source + ": " + problem);
-    std::vector<unsigned char> out(inflated.data(), inflated.data() + inflated.size());
+    }
     std::memcpy(out.data() + 8, header.format == xfile_format::compressed_text ? "txt " : "bin ",
                 4);
-    return out;
+    return {};
 }
 
 KEYBLEND_IO_FUNCTION result<xfile> load_xfile(const std::string& path,
@@ -600,15 +605,16 @@ KEYBLEND_IO_FUNCTION result<xfile> load_xfile(const std::string& path,
     if (f == nullptr)
         return keyblend::impl::make_error(errc::io_error,
                                           path + ": cannot open: " + std::strerror(errno));
-    std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
-    const std::size_t got = bytes.empty() ? 0 : std::fread(bytes.data(), 1, bytes.size(), f);
+    // Not zeroed: fread writes every byte that is read.
+    const auto n = static_cast<std::size_t>(size);
+    const std::unique_ptr<unsigned char[]> bytes(new unsigned char[std::max<std::size_t>(n, 1)]);
+    const std::size_t got = n == 0 ? 0 : std::fread(bytes.get(), 1, n, f);
     const bool failed = std::ferror(f) != 0;
     std::fclose(f);
-    if (failed || got != bytes.size())
-        return keyblend::impl::make_error(errc::io_error,
-                                          path + ": read " + std::to_string(got) + " of " +
-                                              std::to_string(bytes.size()) + " bytes");
-    return load_xfile_memory(bytes.data(), bytes.size(), options, path);
+    if (failed || got != n)
+        return keyblend::impl::make_error(errc::io_error, path + ": read " + std::to_string(got) +
+                                                              " of " + std::to_string(n) + " bytes");
+    return load_xfile_memory(bytes.get(), n, options, path);
 }
 
 } // namespace KEYBLEND_IO_GLM_LAYOUT

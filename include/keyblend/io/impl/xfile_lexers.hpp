@@ -27,6 +27,9 @@
 //                                how many of its integers are left, p at the first (little-endian
 //                                uint32s); text: 0 (the caller reads value by value)
 //   void skip_uints(k)           consumes k of those integers (k <= what uint_run returned)
+//   std::size_t float_run(const unsigned char*& p), void skip_floats(k)
+//                                the same for the 32-bit floats of a FLOAT_LIST (0 in text and for
+//                                64-bit floats, which are read value by value)
 //   bool skip_token()            any one token (a whole list in binary); false at the end
 //   bool skip_to_depth(d)        consumes tokens until depth() == d; false if the input ends first
 //   std::string describe()       the next token, for "found ..." in messages
@@ -385,6 +388,8 @@ public:
 
     std::size_t uint_run(const unsigned char*&) const noexcept { return 0; }
     void skip_uints(std::size_t) noexcept {}
+    std::size_t float_run(const unsigned char*&) const noexcept { return 0; }
+    void skip_floats(std::size_t) noexcept {}
 
     std::size_t read_floats(float* out, std::size_t n) {
         std::size_t i = 0;
@@ -661,6 +666,19 @@ public:
     }
 
     void skip_uints(std::size_t k) noexcept {
+        if (k == 0) return;
+        last_ = list_ + 4 * (k - 1);
+        list_ += 4 * k;
+        list_left_ -= static_cast<std::uint32_t>(k);
+    }
+
+    std::size_t float_run(const unsigned char*& p) {
+        if (float_bytes_ != 4 || !open_list(true)) return 0;
+        p = list_;
+        return list_left_;
+    }
+
+    void skip_floats(std::size_t k) noexcept {
         if (k == 0) return;
         last_ = list_ + 4 * (k - 1);
         list_ += 4 * k;

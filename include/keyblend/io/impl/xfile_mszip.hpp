@@ -21,32 +21,42 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <new>
 #include <string>
+#include <vector>
 
 namespace keyblend {
 namespace io {
 inline namespace KEYBLEND_IO_GLM_LAYOUT {
 namespace impl {
 
-/// A growable byte array that does not zero what it grows into (inflate writes every byte).
+/// The inflated bytes: in memory of its own, which is not zeroed (inflate writes every byte), or
+/// in a caller's vector, which only grows (its new bytes are zeroed once) and so costs neither
+/// allocation nor page faults when reused. `size()` is how much holds data; finish() trims a
+/// caller's vector to that.
 class byte_buffer {
 public:
-    const unsigned char* data() const noexcept { return data_.get(); }
-    unsigned char* data() noexcept { return data_.get(); }
+    byte_buffer() = default;
+    explicit byte_buffer(std::vector<unsigned char>& storage) : vector_(&storage) {}
+
+    const unsigned char* data() const noexcept { return vector_ ? vector_->data() : own_.get(); }
+    unsigned char* data() noexcept { return vector_ ? vector_->data() : own_.get(); }
     std::size_t size() const noexcept { return size_; }
 
     void reserve(std::size_t n) {
-        if (n <= capacity_) return;
+        if (n <= capacity()) return;
+        if (vector_ != nullptr) {
+            vector_->resize(n);
+            return;
+        }
         std::unique_ptr<unsigned char[]> bigger(new unsigned char[n]);
-        if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
-        data_ = std::move(bigger);
-        capacity_ = n;
+        if (size_ > 0) std::memcpy(bigger.get(), own_.get(), size_);
+        own_ = std::move(bigger);
+        own_capacity_ = n;
     }
     /// Adds n bytes (unspecified values) at the end and returns them.
     unsigned char* grow(std::size_t n) {
-        if (n > capacity_ - size_) reserve(std::max(size_ + n, 2 * capacity_));
-        unsigned char* p = data_.get() + size_;
+        if (n > capacity() - size_) reserve(std::max(size_ + n, 2 * capacity()));
+        unsigned char* p = data() + size_;
         size_ += n;
         return p;
     }
@@ -54,10 +64,18 @@ public:
     void append(const unsigned char* p, std::size_t n) {
         if (n > 0) std::memcpy(grow(n), p, n);
     }
+    /// A caller's vector holds exactly the data.
+    void finish() {
+        if (vector_ != nullptr) vector_->resize(size_);
+    }
 
 private:
-    std::unique_ptr<unsigned char[]> data_;
-    std::size_t size_ = 0, capacity_ = 0;
+    std::size_t capacity() const noexcept { return vector_ ? vector_->size() : own_capacity_; }
+
+    std::vector<unsigned char>* vector_ = nullptr;
+    std::unique_ptr<unsigned char[]> own_;
+    std::size_t own_capacity_ = 0;
+    std::size_t size_ = 0;
 };
 
 /// How one raw deflate stream inflated into exactly the bytes given for it.

@@ -374,32 +374,66 @@ private:
         return expected(std::string(what) + " (a number)");
     }
 
-    /// n vectors of N floats, read as one run of floats (binary lists are copied in bulk into a
-    /// small buffer, then member by member into the vectors, whatever GLM's layout). A vector with
-    /// NaN or infinity becomes zero after `on_non_finite(i)` (which fails in strict mode).
+    /// n vectors of N floats, as one run of floats: member by member into the vectors, whatever
+    /// GLM's layout (no array of vectors is taken for floats). Binary 32-bit float lists are read
+    /// in place, whole vectors at a time; other values (text, 64-bit floats, a vector split
+    /// across lists) through a small buffer. A vector with NaN or infinity becomes zero after
+    /// `on_non_finite(i)` (which fails in strict mode).
     template <int N, class Vec, class OnNonFinite>
     bool vectors(std::vector<Vec>& out, std::size_t n, const char* what,
                  OnNonFinite&& on_non_finite) {
+        static_assert(N == 2 || N == 3, "vec2 or vec3");
         constexpr std::size_t chunk = 512;
         float buffer[chunk * N];
         out.resize(n);
-        for (std::size_t i = 0; i < n;) {
-            const std::size_t m = std::min(chunk, n - i);
-            if (!reals(buffer, m * N, what)) return false;
-            for (std::size_t k = 0; k < m; ++k) {
-                const float* v = buffer + k * N;
-                Vec& o = out[i + k];
-                o.x = v[0];
-                o.y = v[1];
-                if constexpr (N >= 3) o.z = v[2];
-                bool finite = is_finite(v[0]) && is_finite(v[1]);
-                if constexpr (N >= 3) finite = finite && is_finite(v[2]);
-                if (!finite) {
-                    if (!on_non_finite(i + k)) return false;
-                    o = Vec(0.0f);
-                }
+        std::size_t done = 0;
+        // Sets the next m vectors from the m * N floats `value(i)` gives.
+        const auto fill = [&](std::size_t m, auto&& value) {
+            // Finite unless the exponent is all ones: adding 1 to the exponent then carries into
+            // the sign bit. Integer arithmetic only, which compilers vectorise (is_finite's
+            // branch per value would not be).
+            std::uint32_t carries = 0;
+            for (std::size_t i = 0; i < m * N; ++i) {
+                std::uint32_t bits;
+                const float f = value(i);
+                std::memcpy(&bits, &f, 4);
+                carries |= (bits & 0x7f800000u) + 0x00800000u;
             }
-            i += m;
+            const bool all_finite = (carries & 0x80000000u) == 0;
+            Vec* o = out.data() + done;
+            for (std::size_t k = 0; k < m; ++k) {
+                o[k].x = value(k * N);
+                o[k].y = value(k * N + 1);
+                if constexpr (N == 3) o[k].z = value(k * N + 2);
+            }
+            done += m;
+            if (all_finite) return true;
+            for (std::size_t k = done - m; k < done; ++k) {
+                bool finite = is_finite(out[k].x) && is_finite(out[k].y);
+                if constexpr (N == 3) finite = finite && is_finite(out[k].z);
+                if (finite) continue;
+                if (!on_non_finite(k)) return false;
+                out[k] = Vec(0.0f);
+            }
+            return true;
+        };
+        while (done < n) {
+            const unsigned char* p = nullptr;
+            const std::size_t whole = std::min(lex_.float_run(p) / N, n - done);
+            if (whole > 0) {
+                const bool ok = fill(whole, [p](std::size_t i) {
+                    float f;
+                    std::memcpy(&f, p + 4 * i, 4); // little-endian, as the file
+                    return f;
+                });
+                lex_.skip_floats(whole * N);
+                if (!ok) return false;
+                continue;
+            }
+            const std::size_t m = std::min(chunk, n - done);
+            if (!reals(buffer, m * N, what) ||
+                !fill(m, [&buffer](std::size_t i) { return buffer[i]; }))
+                return false;
         }
         return true;
     }
