@@ -26,10 +26,10 @@
 //                                binary: opens the next INTEGER_LIST if none is open and returns
 //                                how many of its integers are left, p at the first (little-endian
 //                                uint32s); text: 0 (the caller reads value by value)
-//   void skip_uints(k)           consumes k of those integers (k <= what uint_run returned)
-//   std::size_t float_run(const unsigned char*& p), void skip_floats(k)
+//   std::size_t float_run(const unsigned char*& p)
 //                                the same for the 32-bit floats of a FLOAT_LIST (0 in text and for
 //                                64-bit floats, which are read value by value)
+//   void skip_run(k)             consumes k of the values a run returned
 //   bool skip_token()            any one token (a whole list in binary); false at the end
 //   bool skip_to_depth(d)        consumes tokens until depth() == d; false if the input ends first
 //   std::string describe()       the next token, for "found ..." in messages
@@ -387,9 +387,8 @@ public:
     }
 
     std::size_t uint_run(const unsigned char*&) const noexcept { return 0; }
-    void skip_uints(std::size_t) noexcept {}
     std::size_t float_run(const unsigned char*&) const noexcept { return 0; }
-    void skip_floats(std::size_t) noexcept {}
+    void skip_run(std::size_t) noexcept {}
 
     std::size_t read_floats(float* out, std::size_t n) {
         std::size_t i = 0;
@@ -665,20 +664,14 @@ public:
         return list_left_;
     }
 
-    void skip_uints(std::size_t k) noexcept {
-        if (k == 0) return;
-        last_ = list_ + 4 * (k - 1);
-        list_ += 4 * k;
-        list_left_ -= static_cast<std::uint32_t>(k);
-    }
-
     std::size_t float_run(const unsigned char*& p) {
         if (float_bytes_ != 4 || !open_list(true)) return 0;
         p = list_;
         return list_left_;
     }
 
-    void skip_floats(std::size_t k) noexcept {
+    /// Consumes k values of the open list, which uint_run or float_run returned (4 bytes each).
+    void skip_run(std::size_t k) noexcept {
         if (k == 0) return;
         last_ = list_ + 4 * (k - 1);
         list_ += 4 * k;

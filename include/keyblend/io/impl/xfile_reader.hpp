@@ -426,7 +426,7 @@ private:
                     std::memcpy(&f, p + 4 * i, 4); // little-endian, as the file
                     return f;
                 });
-                lex_.skip_floats(whole * N);
+                lex_.skip_run(whole * N);
                 if (!ok) return false;
                 continue;
             }
@@ -464,7 +464,7 @@ private:
             used += 1 + std::size_t{n};
             ++f;
         }
-        lex_.skip_uints(used);
+        lex_.skip_run(used);
         return used > 0;
     }
 
