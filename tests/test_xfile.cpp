@@ -1974,7 +1974,8 @@ TEST_CASE("each load_options limit exceeded is an error naming it, in either mod
         const char* message;
     } cases[] = {
         {"objects", &io::load_options::max_objects, 20,
-         "the file has more data objects than load_options::max_objects (20) allows"},
+         "the file has more data objects and Material references than load_options::max_objects "
+         "(20) allows"},
         {"joints", &io::load_options::max_joints, 3,
          "the file has more frames than load_options::max_joints (3) allows"},
         {"meshes", &io::load_options::max_meshes, 0,
@@ -2169,6 +2170,10 @@ TEST_CASE("hostile: decompression amplification stops at a limit, in little memo
         {"empty animations", "AnimationSet {", "Animation {} ",
          "load_options::max_objects (262144)"},
         {"materials", "", "Material {1;1;1;1;;1;1;1;1;;1;1;1;;}", "load_options::max_objects"},
+        {"material references",
+         "Material M {1;1;1;1;;1;1;1;1;;1;1;1;;} Mesh {3;0;0;0;,1;0;0;,0;1;0;;1;3;0,1,2;; "
+         "MeshMaterialList {1;1;0;;",
+         "{ M } ", "load_options::max_objects"},
     };
     for (const auto& c : cases) {
         CAPTURE(c.what);

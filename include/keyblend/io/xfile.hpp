@@ -148,7 +148,8 @@ struct load_options {
     /// Bytes a compressed (`tzip`/`bzip`) file may inflate to, header included. The size the file
     /// announces is checked first, then the blocks as they inflate.
     std::size_t max_decompressed_bytes = std::size_t{256} << 20;
-    /// Data objects of any type (Frame, Mesh, Material, ..., and objects the loader skips).
+    /// Data objects of any type (Frame, Mesh, Material, ..., and objects the loader skips), and
+    /// the `{ Material }` references of MeshMaterialLists (each makes a material of the result).
     std::size_t max_objects = std::size_t{1} << 18;
     /// Frames (joints of the skeleton).
     std::size_t max_joints = 65536;

@@ -507,7 +507,8 @@ private:
         if (lex_.peek() != token::open_brace)
             return expected("'{' after " + quoted_excerpt(h.type));
         lex_.take_brace();
-        if (!within(objects_, 1, options_.max_objects, "max_objects", "data objects", h.offset))
+        if (!within(objects_, 1, options_.max_objects, "max_objects",
+                    "data objects and Material references", h.offset))
             return false;
         if (lex_.depth() > max_nesting)
             return fail(errc::parse_error, h.offset,
@@ -928,6 +929,11 @@ private:
     /// `{ Name }` in a MeshMaterialList: a copy of the latest top-level Material before it with
     /// that name (or GUID).
     bool material_reference(const reference_to& ref, std::vector<xfile_material>& materials) {
+        // Each reference makes a material of the result, as a Material object does: a file of
+        // `{ M }` may not make more of them than of objects.
+        if (!within(objects_, 1, options_.max_objects, "max_objects",
+                    "data objects and Material references", ref.offset))
+            return false;
         const auto& index = ref.name.empty() ? doc_.material_by_guid : doc_.material_by_name;
         const auto it = index.find(ref.name.empty() ? ref.guid : std::string(ref.name));
         if (it == index.end()) {
