@@ -1,8 +1,8 @@
 // keyblend — the command-line tool: what a .X file holds, and the pose of its skeleton at a tick.
 //
-//   keyblend info FILE [--json] [--lenient]
+//   keyblend info FILE [--json] [--strict]
 //   keyblend pose FILE (--tick T | --time SECONDS) (--set NAME | --blend NAME:WEIGHT ...)
-//                 [--json] [--lenient]
+//                 [--json] [--strict]
 //
 // Exit codes: 0 done; 1 the file cannot be read or is malformed; 2 the command line is wrong
 // (including a set name the file does not have).
@@ -37,18 +37,21 @@ constexpr int exit_usage = 2;
 
 const char* const usage_text =
     "usage:\n"
-    "  keyblend info FILE [--json] [--lenient]\n"
+    "  keyblend info FILE [--json] [--strict]\n"
     "  keyblend pose FILE (--tick T | --time SECONDS) (--set NAME | --blend NAME:WEIGHT ...)\n"
-    "                [--json] [--lenient]\n"
+    "                [--json] [--strict]\n"
     "\n"
-    "info   format, float size, frames and hierarchy, meshes, animation sets\n"
+    "info   format, float size, frames and hierarchy, meshes, animation sets; the data objects\n"
+    "       as the file writes them, and what the load repaired or dropped\n"
     "pose   every frame's local and model matrix (16 floats, GLM column-major = D3DX memory\n"
     "       order) at tick T of one set (--set), or of the bind pose plus each set's weighted\n"
     "       difference from it (--blend, repeatable; the seeds' additive blend). --time takes\n"
     "       seconds instead, converted with each set's ticks per second. NAME is matched\n"
     "       without regard to case and may be empty; NAME:WEIGHT splits at the last ':'.\n"
     "--json     print JSON instead of text\n"
-    "--lenient  load what can be loaded from a damaged file (warnings on stderr)\n"
+    "--strict   refuse a file with any problem the default load repairs or drops (the first\n"
+    "           problem is the error); without it, a damaged file loads as far as it can be\n"
+    "           read, as D3DX and assimp load it (pose: the warnings on stderr)\n"
     "\n"
     "exit codes: 0 done, 1 the file cannot be read or is malformed, 2 wrong command line\n";
 
@@ -115,7 +118,7 @@ find_set(const keyblend::io::xfile& x, const std::string& name, const std::strin
 struct options {
     std::string command, file;
     bool json = false;
-    bool lenient = false;
+    bool strict = false;
     std::optional<double> tick, seconds;
     std::optional<std::string> set;
     std::vector<std::pair<std::string, float>> blend;
@@ -136,8 +139,10 @@ options parse_command_line(int argc, char** argv) {
         const std::string& a = args[i];
         if (a == "--json") {
             o.json = true;
+        } else if (a == "--strict") {
+            o.strict = true;
         } else if (a == "--lenient") {
-            o.lenient = true;
+            // keyblend 0.1's option for what is now the default: accepted, changes nothing.
         } else if (o.command == "pose" && (a == "--tick" || a == "--time")) {
             const std::string& v = value_of(i);
             const std::optional<double> n = parse_number(v);
@@ -180,6 +185,13 @@ void print_hierarchy(const keyblend::skeleton& s) {
     }
 }
 
+/// The loader's warnings by what was done, as `info` lists them.
+const std::pair<const char*, keyblend::io::warning_action> warning_kinds[] = {
+    {"repaired", keyblend::io::warning_action::repaired},
+    {"dropped", keyblend::io::warning_action::dropped},
+    {"notes", keyblend::io::warning_action::note},
+};
+
 int info(const options& o, const keyblend::io::xfile& x) {
     if (o.json) {
         json out;
@@ -192,6 +204,20 @@ int info(const options& o, const keyblend::io::xfile& x) {
                                      {"vertices", m.positions.size()},
                                      {"faces", m.face_count},
                                      {"bones", m.skin.bones.size()}});
+        const keyblend::io::xfile_contents& w = x.contents;
+        out["contents"] = {{"frames", w.frames},
+                           {"meshes", w.meshes},
+                           {"materials", w.materials},
+                           {"skin_weights", w.skin_weights},
+                           {"animation_sets", w.animation_sets},
+                           {"animations", w.animations},
+                           {"animation_keys", w.animation_keys},
+                           {"keys", w.keys}};
+        for (const auto& [key, action] : warning_kinds) {
+            out[key] = json::array();
+            for (const keyblend::io::load_warning& m : x.warnings)
+                if (m.action == action) out[key].push_back(m.message);
+        }
         out["animation_sets"] = json::array();
         for (const keyblend::io::xfile_animation_set& s : x.animation_sets) {
             const keyblend::clip& c = s.clip;
@@ -237,7 +263,35 @@ int info(const options& o, const keyblend::io::xfile& x) {
                     c.channels.size(), k.rotation, k.scale, k.position, k.matrix,
                     double(keyblend::first_key_time(c)), double(keyblend::last_key_time(c)));
     }
+    const keyblend::io::xfile_contents& w = x.contents;
+    std::printf("as written: %zu frames, %zu meshes, %zu materials, %zu SkinWeights, %zu animation "
+                "sets, %zu Animations with %zu AnimationKeys, %zu keys\n",
+                w.frames, w.meshes, w.materials, w.skin_weights, w.animation_sets, w.animations,
+                w.animation_keys, w.keys);
+    for (const auto& [key, action] : warning_kinds) {
+        std::size_t n = 0;
+        for (const keyblend::io::load_warning& m : x.warnings) n += m.action == action;
+        std::printf("%s: %zu\n", key, n);
+        for (const keyblend::io::load_warning& m : x.warnings)
+            if (m.action == action) std::printf("  %s\n", m.message.c_str());
+    }
     return exit_ok;
+}
+
+/// A computed pose must be finite: a file whose values are each finite can still overflow float
+/// when they are multiplied (3e38 scales, matrices far from the origin). Returns an error naming
+/// the first joint (parents first) whose local or model matrix holds NaN or infinity, or nothing.
+std::optional<std::string> non_finite_joint(const keyblend::skeleton& s,
+                                            const std::vector<glm::mat4>& local,
+                                            const std::vector<glm::mat4>& model) {
+    for (std::size_t j = 0; j < s.size(); ++j) {
+        const bool bad_local = !keyblend::is_finite(local[j]);
+        if (bad_local || !keyblend::is_finite(model[j]))
+            return "joint " + std::to_string(j) + " '" + s.name(j) + "': its " +
+                   (bad_local ? "local" : "model") +
+                   " matrix has NaN or infinity (the file's values overflow float here)";
+    }
+    return std::nullopt;
 }
 
 /// The tick for a set: --tick as given, or --time seconds times the set's ticks per second.
@@ -266,6 +320,11 @@ int pose(const options& o, const keyblend::io::xfile& x) {
         return exit_file;
     }
     keyblend::local_to_model(s, local, model);
+    if (const std::optional<std::string> bad = non_finite_joint(s, local, model)) {
+        std::fprintf(stderr, "keyblend: %s: the pose is not finite: %s\n", o.file.c_str(),
+                     bad->c_str());
+        return exit_file;
+    }
     if (o.json) {
         json joints = json::array();
         for (std::size_t j = 0; j < s.size(); ++j)
@@ -305,19 +364,20 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "keyblend: %s\n\n%s", e.message.c_str(), usage_text);
         return exit_usage;
     }
-    keyblend::io::xfile_options load_options;
-    load_options.mode =
-        o.lenient ? keyblend::io::parse_mode::lenient : keyblend::io::parse_mode::strict;
+    keyblend::io::load_options load_options;
+    load_options.mode = o.strict ? keyblend::io::parse_mode::strict : keyblend::io::parse_mode::lenient;
     const keyblend::result<keyblend::io::xfile> file =
         keyblend::io::load_xfile(o.file, load_options);
     if (!file) {
         std::fprintf(stderr, "keyblend: %s\n", file.error().message.c_str());
-        if (!o.lenient && file.error().code != keyblend::errc::io_error)
-            std::fprintf(stderr, "keyblend: (--lenient loads what it can of a damaged file)\n");
+        if (o.strict && file.error().code != keyblend::errc::io_error)
+            std::fprintf(stderr, "keyblend: (without --strict, keyblend loads what it can of a "
+                                 "damaged file)\n");
         return exit_file;
     }
-    for (const keyblend::error& w : file->warnings)
-        std::fprintf(stderr, "keyblend: warning: %s\n", w.message.c_str());
+    if (o.command != "info") // info lists them in its report
+        for (const keyblend::io::load_warning& w : file->warnings)
+            std::fprintf(stderr, "keyblend: warning: %s\n", w.message.c_str());
     try {
         return o.command == "info" ? info(o, *file) : pose(o, *file);
     } catch (const usage_error& e) {

@@ -8,7 +8,10 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -87,16 +90,34 @@ TEST_CASE("info --json: exactly the documented keys, with the loader's figures")
         CAPTURE(file);
         const auto path = kbtest::data_file(file);
         if (!path) return;
-        // anim_test.x has bones naming missing frames: only --lenient loads it.
-        const bool lenient = std::string(file) == "assimp/anim_test.x";
-        std::vector<std::string> args = {"info", *path, "--json"};
-        if (lenient) args.push_back("--lenient");
-        const json j = run_json(args);
-        const result<io::xfile> x =
-            io::load_xfile(*path, {lenient ? io::parse_mode::lenient : io::parse_mode::strict});
+        // The default load: anim_test.x's bones naming missing frames are dropped, and listed.
+        const json j = run_json({"info", *path, "--json"});
+        const result<io::xfile> x = io::load_xfile(*path);
         REQUIRE(x);
-        CHECK(keys_of(j) ==
-              std::set<std::string>{"format", "float_size", "frames", "meshes", "animation_sets"});
+        CHECK(keys_of(j) == std::set<std::string>{"format", "float_size", "frames", "meshes",
+                                                  "contents", "repaired", "dropped", "notes",
+                                                  "animation_sets"});
+        const io::xfile_contents& w = x->contents;
+        CHECK(j["contents"] == json{{"frames", w.frames},
+                                    {"meshes", w.meshes},
+                                    {"materials", w.materials},
+                                    {"skin_weights", w.skin_weights},
+                                    {"animation_sets", w.animation_sets},
+                                    {"animations", w.animations},
+                                    {"animation_keys", w.animation_keys},
+                                    {"keys", w.keys}});
+        std::size_t listed = 0;
+        for (const char* kind : {"repaired", "dropped", "notes"}) {
+            REQUIRE(j[kind].is_array());
+            listed += j[kind].size();
+        }
+        CHECK(listed == x->warnings.size());
+        for (const io::load_warning& m : x->warnings) {
+            const char* kind = m.action == io::warning_action::repaired  ? "repaired"
+                               : m.action == io::warning_action::dropped ? "dropped"
+                                                                         : "notes";
+            CHECK(std::find(j[kind].begin(), j[kind].end(), m.message) != j[kind].end());
+        }
         CHECK(j["format"] == io::to_string(x->format));
         CHECK(j["float_size"] == 32);
         CHECK(j["frames"] == x->skeleton.size());
@@ -335,19 +356,78 @@ TEST_CASE("usage errors exit with 2 and say what is wrong; unreadable files exit
         "exit codes: 0 done, 1 the file cannot be read or is malformed, 2 wrong command line"));
 }
 
-TEST_CASE("a damaged file: exit 1 with the located error in strict mode, warnings with --lenient") {
+TEST_CASE("a damaged file loads by default, info saying what was dropped; --strict refuses it") {
     const auto path = kbtest::data_file("assimp/malformed_skinweights_oob.x");
     if (!path) return;
-    const run_result strict = run({"info", *path, "--json"}, true);
+    const run_result strict = run({"info", *path, "--json", "--strict"}, true);
     CHECK(strict.exit_code == 1);
     CHECK(contains(strict.out,
                    "line 244, column 5: SkinWeights: vertexIndices[23] = 1000000 is out of range"));
-    CHECK(contains(strict.out, "--lenient"));
-    const run_result lenient = run({"info", *path, "--json", "--lenient"});
-    CHECK(lenient.exit_code == 0);
-    const json j = json::parse(lenient.out); // warnings go to stderr, the JSON stays clean
-    CHECK(j["meshes"][0]["bones"] == 1);
-    const run_result warnings = run({"info", *path, "--lenient"}, true);
-    CHECK(contains(warnings.out, "keyblend: warning: "));
-    CHECK(contains(warnings.out, "1000000"));
+    CHECK(contains(strict.out, "without --strict"));
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"info", *path, "--json"},
+          std::vector<std::string>{"info", *path, "--json", "--lenient"}}) { // 0.1's option
+        const run_result lenient = run(args);
+        CHECK(lenient.exit_code == 0);
+        const json j = json::parse(lenient.out);
+        CHECK(j["meshes"][0]["bones"] == 1);
+        REQUIRE(j["dropped"].size() == 1);
+        CHECK(contains(j["dropped"][0].get<std::string>(),
+                       "vertexIndices[23] = 1000000 is out of range"));
+    }
+    const run_result text = run({"info", *path}, true);
+    CHECK(text.exit_code == 0);
+    CHECK(contains(text.out, "repaired: 0\ndropped: 1\n  "));
+    CHECK(contains(text.out, "1000000"));
+    CHECK_FALSE(contains(text.out, "keyblend: warning: ")); // info lists them once, in its report
+    // pose says them on stderr.
+    const run_result pose = run({"pose", *path, "--tick", "0", "--blend", ":0"}, true);
+    CHECK(contains(pose.out, "keyblend: warning: "));
+}
+
+TEST_CASE("info: anim_test.x's four SkinWeights as written, the two naming missing frames dropped, "
+          "their vertices kept with the mesh's frame") {
+    const auto path = kbtest::data_file("assimp/anim_test.x");
+    if (!path) return;
+    const run_result r = run({"info", *path});
+    REQUIRE(r.exit_code == 0);
+    CAPTURE(r.out);
+    CHECK(contains(r.out, "'pCylinderShape1' under 'pCylinder1': 1720 vertices, 840 faces, 3 bones"));
+    CHECK(contains(r.out, "as written: 4 frames, 1 meshes, 1 materials, 4 SkinWeights, 1 animation "
+                          "sets, 4 Animations with 12 AnimationKeys, 288 keys\n"));
+    CHECK(contains(r.out, "dropped: 2\n"));
+    CHECK(contains(r.out, "SkinWeights names frame 'joint3', which does not exist; the bone is "
+                          "dropped"));
+    CHECK(contains(r.out, "SkinWeights names frame 'joint4', which does not exist"));
+    CHECK(contains(r.out, "repaired: 1\n"));
+    CHECK(contains(r.out, "20 vertices lost their only influences with a dropped bone; they follow "
+                          "the mesh's frame 'pCylinder1'"));
+    CHECK(contains(r.out, "notes: 0\n"));
+}
+
+TEST_CASE("pose: a pose that is not finite fails, naming the first joint where it overflows") {
+    // Every value is finite; the products are not: 3e38 * 3e38 overflows float.
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "keyblend_tool_overflow.x").string();
+    {
+        std::ofstream f(path, std::ios::binary);
+        f << "xof 0303txt 0032\nFrame Root { Frame Arm { Frame Hand { } } }\n"
+             "AnimationSet Grow { Animation { { Root } AnimationKey { 1; 1; 0;3;3e38,1.0,1.0;;; } }\n"
+             "  Animation { { Arm } AnimationKey { 1; 1; 0;3;3e38,1.0,1.0;;; } } }\n";
+        REQUIRE(f.good());
+    }
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"pose", path, "--tick", "0", "--set", "Grow"},
+          std::vector<std::string>{"pose", path, "--tick", "0", "--set", "Grow", "--json"},
+          std::vector<std::string>{"pose", path, "--time", "0", "--blend", "Grow:1"}}) {
+        const run_result r = run(args, true);
+        CAPTURE(r.out);
+        CHECK(r.exit_code == 1);
+        CHECK(contains(r.out, "the pose is not finite: joint 1 'Arm': its model matrix has NaN or "
+                              "infinity"));
+        CHECK_FALSE(contains(r.out, "\"joints\""));
+    }
+    // The bind pose of the same skeleton is finite: info and the bind pose are fine.
+    CHECK(run({"info", path}).exit_code == 0);
+    std::filesystem::remove(path);
 }

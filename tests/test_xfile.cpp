@@ -4,8 +4,15 @@
 
 #include <zlib.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -153,34 +160,62 @@ std::string to_binary(const std::string& text, unsigned float_bytes,
     return out;
 }
 
+/// One MSZIP block: its 6-byte header and `chunk` deflated with `dictionary` (the previous
+/// block's data) as preset dictionary.
+std::string mszip_block(const std::string& chunk, const std::string& dictionary) {
+    z_stream z{};
+    REQUIRE(deflateInit2(&z, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    if (!dictionary.empty())
+        deflateSetDictionary(&z, reinterpret_cast<const Bytef*>(dictionary.data()),
+                             static_cast<uInt>(dictionary.size()));
+    std::string packed(deflateBound(&z, static_cast<uLong>(chunk.size())), '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(chunk.data()));
+    z.avail_in = static_cast<uInt>(chunk.size());
+    z.next_out = reinterpret_cast<Bytef*>(packed.data());
+    z.avail_out = static_cast<uInt>(packed.size());
+    REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+    packed.resize(z.total_out);
+    deflateEnd(&z);
+    std::string out;
+    put16(out, static_cast<unsigned>(chunk.size()));
+    put16(out, static_cast<unsigned>(packed.size() + 2));
+    return out + "CK" + packed;
+}
+
+/// The compressed header for an uncompressed one: tzip for txt, bzip for bin, then the size.
+std::string mszip_header(const std::string& plain_header, std::size_t total) {
+    std::string out = plain_header.substr(0, 16);
+    out.replace(8, 4, plain_header.compare(8, 4, "txt ") == 0 ? "tzip" : "bzip");
+    put32(out, static_cast<std::uint32_t>(total));
+    return out;
+}
+
 /// MSZIP-compresses a whole .X file (header included) into tzip / bzip, in blocks of `block`
 /// bytes, each deflated with the previous block as preset dictionary.
 std::string to_mszip(const std::string& plain, std::size_t block = 32768) {
-    std::string out = plain.substr(0, 16);
-    out.replace(8, 4, plain.compare(8, 4, "txt ") == 0 ? "tzip" : "bzip");
-    put32(out, static_cast<std::uint32_t>(plain.size()));
+    std::string out = mszip_header(plain, plain.size());
     std::string previous;
     for (std::size_t p = 16; p < plain.size(); p += block) {
         const std::string chunk = plain.substr(p, block);
-        z_stream z{};
-        REQUIRE(deflateInit2(&z, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-        if (!previous.empty())
-            deflateSetDictionary(&z, reinterpret_cast<const Bytef*>(previous.data()),
-                                 static_cast<uInt>(previous.size()));
-        std::string packed(deflateBound(&z, static_cast<uLong>(chunk.size())), '\0');
-        z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(chunk.data()));
-        z.avail_in = static_cast<uInt>(chunk.size());
-        z.next_out = reinterpret_cast<Bytef*>(packed.data());
-        z.avail_out = static_cast<uInt>(packed.size());
-        REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
-        packed.resize(z.total_out);
-        deflateEnd(&z);
-        put16(out, static_cast<unsigned>(chunk.size()));
-        put16(out, static_cast<unsigned>(packed.size() + 2));
-        out += "CK";
-        out += packed;
+        out += mszip_block(chunk, previous);
         previous = chunk;
     }
+    return out;
+}
+
+/// A tzip file whose data is `first` then `count` copies of `block` (each at most 32768 bytes),
+/// announcing `announced` bytes (0: the true size). Deflated three times, however large it
+/// inflates: from the third block on, every block is the same bytes.
+std::string mszip_repeating(const std::string& first, const std::string& block, std::size_t count,
+                            std::size_t announced = 0) {
+    const std::size_t total = 16 + first.size() + count * block.size();
+    std::string out = mszip_header("xof 0303txt 0032", announced ? announced : total);
+    out += mszip_block(first, "");
+    if (count == 0) return out;
+    out += mszip_block(block, first);
+    if (count == 1) return out;
+    const std::string same = mszip_block(block, block);
+    for (std::size_t i = 1; i < count; ++i) out += same;
     return out;
 }
 
@@ -196,6 +231,22 @@ std::string read_file(const std::string& path) {
 
 bool contains(const std::string& s, const std::string& part) {
     return s.find(part) != std::string::npos;
+}
+
+/// The same floats, bit for bit (NaN equal to NaN), member by member (whatever GLM's layout).
+bool same_bits(float a, float b) { return kbtest::bit_equal(a, b); }
+bool same_bits(const glm::vec2& a, const glm::vec2& b) {
+    return same_bits(a.x, b.x) && same_bits(a.y, b.y);
+}
+bool same_bits(const glm::vec3& a, const glm::vec3& b) {
+    return same_bits(a.x, b.x) && same_bits(a.y, b.y) && same_bits(a.z, b.z);
+}
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (!same_bits(a[i], b[i])) return false;
+    return true;
 }
 
 /// Bit-for-bit the same content (NaN equal to NaN), apart from format and float size.
@@ -228,14 +279,10 @@ void check_same(const io::xfile& a, const io::xfile& b) {
         REQUIRE(m.texcoords.size() == n.texcoords.size());
         REQUIRE(m.skin.weights.size() == n.skin.weights.size());
         REQUIRE(m.skin.bones.size() == n.skin.bones.size());
-        CHECK(std::memcmp(m.positions.data(), n.positions.data(),
-                          m.positions.size() * sizeof(glm::vec3)) == 0);
-        CHECK(std::memcmp(m.normals.data(), n.normals.data(),
-                          m.normals.size() * sizeof(glm::vec3)) == 0);
-        CHECK(std::memcmp(m.texcoords.data(), n.texcoords.data(),
-                          m.texcoords.size() * sizeof(glm::vec2)) == 0);
-        CHECK(std::memcmp(m.skin.weights.data(), n.skin.weights.data(),
-                          m.skin.weights.size() * sizeof(float)) == 0);
+        CHECK(same_bits(m.positions, n.positions));
+        CHECK(same_bits(m.normals, n.normals));
+        CHECK(same_bits(m.texcoords, n.texcoords));
+        CHECK(same_bits(m.skin.weights, n.skin.weights));
         for (std::size_t k = 0; k < m.skin.bones.size(); ++k) {
             CHECK(m.skin.bones[k].name == n.skin.bones[k].name);
             CHECK(m.skin.bones[k].joint == n.skin.bones[k].joint);
@@ -292,6 +339,22 @@ TEST_CASE("the hand-written file loads with every value in place") {
     CHECK(x.float_bits == 32);
     CHECK(x.version == 303);
     CHECK(x.warnings.empty());
+    // The same in the default (lenient) mode: nothing to repair.
+    const result<io::xfile> lenient = io::load_xfile_memory(sample_text().data(), sample_text().size());
+    REQUIRE(lenient);
+    CHECK(lenient->warnings.empty());
+
+    SUBCASE("contents: the data objects as written") {
+        const io::xfile_contents& c = x.contents;
+        CHECK(c.frames == 4);
+        CHECK(c.meshes == 1);
+        CHECK(c.materials == 2); // the top-level Shared and the inline Own
+        CHECK(c.skin_weights == 2);
+        CHECK(c.animation_sets == 2);
+        CHECK(c.animations == 3);
+        CHECK(c.animation_keys == 5);
+        CHECK(c.keys == 8);
+    }
 
     SUBCASE("frames become joints in file order; the unnamed one gets a generated name") {
         const skeleton& s = x.skeleton;
@@ -318,12 +381,12 @@ TEST_CASE("the hand-written file loads with every value in place") {
         CHECK(m.indices == std::vector<std::uint32_t>{0, 1, 2, 0, 2, 3, 3, 2, 4});
         CHECK(m.triangle_faces == std::vector<std::uint32_t>{0, 0, 1});
         REQUIRE(m.normal_values.size() == 2);
-        CHECK(std::isnan(m.normal_values[1].x)); // -1.#IND00
+        CHECK(m.normal_values[1] == glm::vec3(0, 0, -1));
         CHECK(m.normal_indices == std::vector<std::uint32_t>{0, 0, 0, 0, 0, 0, 0, 0, 1});
         REQUIRE(m.normals.size() == 5);
         CHECK(m.normals_per_vertex_exact);
         CHECK(m.normals[0] == glm::vec3(0, 0, 1));
-        CHECK(std::isnan(m.normals[4].x));
+        CHECK(m.normals[4] == glm::vec3(0, 0, -1));
         REQUIRE(m.texcoords.size() == 5);
         CHECK(m.texcoords[4] == glm::vec2(0.5f, 2.0f));
     }
@@ -535,8 +598,20 @@ Mesh { 4; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 1.#INF00;1.0;0.0;, -1.#QNAN0;+1.5;0.0;;
                                                TextureFileName { "a\\b.png"; } }
                                     Material { 1.0;1.0;1.0;1.0;; 0.0; 0.0;0.0;0.0;; 0.0;0.0;0.0;; } } }
 )";
-    const result<io::xfile> r = load(text);
+    // MSVC's spellings are read as infinity and NaN: strict mode refuses them in a vertex,
+    // lenient mode (the default) zeroes those vertices and says so.
+    const result<io::xfile> strict = load(text);
+    REQUIRE_FALSE(strict);
+    CHECK(strict.error().code == errc::non_finite);
+    CHECK(strict.error().index == 2);
+    CHECK(contains(strict.error().message, "line 7, column 8: Mesh: vertex 2 has NaN or infinity"));
+    const result<io::xfile> r = load(text, parse_mode::lenient);
     REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
+    REQUIRE(r->warnings.size() == 1);
+    CHECK(r->warnings[0].action == io::warning_action::repaired);
+    CHECK(r->warnings[0].code == errc::non_finite);
+    CHECK(contains(r->warnings[0].message, "vertex 2 has NaN or infinity; set to (0, 0, 0) (2 such "
+                                           "problems here; the first is named)"));
     REQUIRE(r->animation_sets.size() == 2);
     // A set with no AnimTicksPerSecond before it takes the file's first one.
     CHECK(r->animation_sets[0].clip.ticks_per_second == 25.0f);
@@ -546,9 +621,9 @@ Mesh { 4; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 1.#INF00;1.0;0.0;, -1.#QNAN0;+1.5;0.0;;
     REQUIRE(r->meshes.size() == 1);
     const io::xfile_mesh& m = r->meshes[0];
     CHECK(m.joint == io::no_joint);
-    CHECK(std::isinf(m.positions[2].x));
-    CHECK(std::isnan(m.positions[3].x));
-    CHECK(m.positions[3].y == 1.5f);
+    CHECK(m.positions[2] == glm::vec3(0.0f));
+    CHECK(m.positions[3] == glm::vec3(0.0f));
+    CHECK(m.positions[1] == glm::vec3(1.0f, 0.0f, 0.0f));
     CHECK(m.triangle_materials == std::vector<std::uint32_t>{1, 1});
     CHECK(m.materials.at(0).texture_file == "a\\\\b.png"); // as written
 }
@@ -707,21 +782,64 @@ TEST_CASE("malformed text: each problem is reported with its kind, place and ind
          frame_a + "AnimationSet S { Animation { { A } AnimationKey { 2; 2; 5;3;0.0,0.0,0.0;;, "
                    "3;3;0.0,0.0,0.0;;; } } }",
          errc::unsorted,
-         "line 3, column 18: clip 'S' channel 0 (joint 0 'A'): translation vec3 track key 1: time "
-         "3 is before key 0's time 5",
-         0},
+         "line 3, column 36: AnimationKey: position key 1: time 3 is before the time 5 of an "
+         "earlier key",
+         1},
         {"repeated key times",
          frame_a + "AnimationSet S { Animation { { A } AnimationKey { 2; 2; 5;3;0.0,0.0,0.0;;, "
                    "5;3;0.0,0.0,0.0;;; } } }",
-         errc::duplicate, "time 5 repeats key 0's time", 0},
+         errc::duplicate, "AnimationKey: position key 1: time 5 repeats an earlier key's", 1},
         {"a non-unit rotation key",
          frame_a +
              "AnimationSet S { Animation { { A } AnimationKey { 0; 1; 0;4;2.0,0.0,0.0,0.0;;; } } }",
-         errc::not_normalized, "rotation is not unit length", 0},
+         errc::not_normalized, "rotation key 0 (tick 0) is not unit length (|q| = 2)", 0},
+        {"a zero rotation key",
+         frame_a +
+             "AnimationSet S { Animation { { A } AnimationKey { 0; 1; 0;4;0.0,0.0,0.0,0.0;;; } } }",
+         errc::non_finite,
+         "rotation key 0 (tick 0) is not a rotation (a zero, NaN or infinite quaternion)", 0},
+        {"a NaN scale key",
+         frame_a +
+             "AnimationSet S { Animation { { A } AnimationKey { 1; 1; 0;3;1.#QNAN0,1.0,1.0;;; } } }",
+         errc::non_finite, "scale key 0 (tick 0) has NaN or infinity", 0},
+        {"matrix and position keys in one Animation",
+         frame_a + "AnimationSet S { Animation { { A } AnimationKey { 2; 1; 0;3;0.0,0.0,0.0;;; } "
+                   "AnimationKey { 4; 1; 0;16;" + identity16 + ";;; } } }",
+         errc::invalid_argument,
+         "Animation '' has matrix keys and rotation, scale or position keys"},
+        {"a NaN normal",
+         mesh3 + "MeshNormals { 1; 0.0;1.#QNAN0;1.0;; 1; 3;0,0,0;; } }", errc::non_finite,
+         "MeshNormals: normal 0 has NaN or infinity", 0},
+        {"an infinite texture coordinate",
+         mesh3 + "MeshTextureCoords { 3; 0.0;0.0;, 1.#INF00;0.0;, 0.0;1.0;; } }", errc::non_finite,
+         "MeshTextureCoords: texture coordinate 1 has NaN or infinity", 1},
+        {"a NaN material colour",
+         mesh3 + "MeshMaterialList { 1; 1; 0;; Material { 1.0;-1.#IND00;1.0;1.0;; 0.0; "
+                 "0.0;0.0;0.0;; 0.0;0.0;0.0;; } } }",
+         errc::non_finite, "Material: a colour or the power has NaN or infinity"},
+        {"a NaN matrixOffset",
+         frame_a + mesh3 + "SkinWeights { \"A\"; 1; 0; 1.0; 1.#QNAN0" + identity16.substr(3) +
+             ";; } }",
+         errc::non_finite, "SkinWeights: matrixOffset has NaN or infinity (bone 'A')"},
+        {"a NaN weight",
+         frame_a + mesh3 + "SkinWeights { \"A\"; 2; 0, 1; 1.0, 1.#QNAN0; " + identity16 +
+             ";; } }",
+         errc::non_finite, "SkinWeights: weights[1] is not finite (bone 'A')", 1},
+        {"a bind pose that overflows",
+         "Frame A { FrameTransformMatrix { 3e38,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,"
+         "0.0,0.0,0.0,1.0;; } Frame B { FrameTransformMatrix { 3e38,0.0,0.0,0.0,0.0,1.0,0.0,0.0,"
+         "0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0;; } } }",
+         errc::non_finite,
+         "Frame 'B': its FrameTransformMatrix times its parents' matrices overflows",
+         1},
+        {"a float beyond float's range",
+         "Frame A { FrameTransformMatrix { 1e39,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,"
+         "0.0,0.0,0.0,1.0;; } }",
+         errc::non_finite, "FrameTransformMatrix: the matrix has NaN or infinity"},
         {"zero ticks per second", "AnimTicksPerSecond { 0; }", errc::invalid_argument,
          "AnimTicksPerSecond: 0 ticks per second"},
         {"two frames with one name", "Frame A { Frame B { } }\nFrame B { }", errc::duplicate,
-         "line 3, column 1: joint 2 'B': same name as joint 1", 2},
+         "line 3, column 1: frame 2 'B': same name as frame 1", 2},
         {"a bone naming a missing frame",
          mesh3 + "SkinWeights { \"Nope\"; 1; 0; 1.0; " + identity16 + ";; } }", errc::not_found,
          "line 3, column 1: Mesh 'M': SkinWeights names frame 'Nope', which does not exist"},
@@ -961,23 +1079,43 @@ AnimationSet S { Animation { { Nope } } Animation { } Animation { { A } } Animat
         CHECK(k.weights == std::vector<float>{1.5f, 1.0f, 1.0f});
         const clip& c = r->animation_sets.at(0).clip;
         CHECK(c.ticks_per_second_is_default);
-        REQUIRE(c.channels.size() == 1);
+        REQUIRE(c.channels.size() == 2);
         CHECK(c.channels[0].joint == 0);
-        std::vector<std::string> expected = {
-            "AnimTicksPerSecond: 0 ticks per second; ignored",
-            "frame names repeat",
-            "SkinWeights names frame 'Nope', which does not exist; the bone is dropped with its 1 "
-            "weights",
-            "Animation '' animates frame 'Nope', which does not exist; dropped",
-            "Animation '' has no { Frame } reference; dropped",
-            "which an earlier Animation of the set animates; dropped",
-            "translation vec3 track key 1: time 1 is before key 0's time 5; the Animation is "
-            "dropped",
+        CHECK(c.channels[1].joint == 1); // its keys sorted
+        CHECK(c.channels[1].translation.times() == std::vector<float>{1.0f, 5.0f});
+        CHECK(validate_clip(c, r->skeleton));
+        using io::warning_action;
+        const struct {
+            const char* part;
+            warning_action action;
+        } expected[] = {
+            // The reader's, in file order...
+            {"AnimTicksPerSecond: 0 ticks per second; ignored", warning_action::dropped},
+            {"AnimationKey: position key 1: time 1 is before the time 5 of an earlier key; the "
+             "keys are sorted by time",
+             warning_action::repaired},
+            // ... then those found once every frame is known.
+            {"frame 2 'B': same name as frame 1; 1 frames repeat an earlier frame's name: they are "
+             "renamed name#2, name#3, ...",
+             warning_action::repaired},
+            {"SkinWeights names frame 'Nope', which does not exist; the bone is dropped: its 1 "
+             "weights are removed",
+             warning_action::dropped},
+            {"Mesh '': 1 vertices have weights that do not sum to 1 (kept as written)",
+             warning_action::note},
+            {"Animation '' animates frame 'Nope', which does not exist; the Animation is dropped",
+             warning_action::dropped},
+            {"Animation '' has no { Frame } reference; the Animation is dropped",
+             warning_action::dropped},
+            {"animates frame 'A', which an earlier Animation of the set animates; it has no keys: "
+             "nothing is lost",
+             warning_action::repaired},
         };
-        REQUIRE(r->warnings.size() == expected.size());
-        for (std::size_t i = 0; i < expected.size(); ++i) {
+        REQUIRE(r->warnings.size() == std::size(expected));
+        for (std::size_t i = 0; i < std::size(expected); ++i) {
             CAPTURE(r->warnings[i].message);
-            CHECK(contains(r->warnings[i].message, expected[i]));
+            CHECK(contains(r->warnings[i].message, expected[i].part));
+            CHECK(r->warnings[i].action == expected[i].action);
             CHECK(contains(r->warnings[i].message, "sample.x: line "));
         }
     }
@@ -996,9 +1134,9 @@ AnimationSet S { Animation { { Nope } } Animation { } Animation { { A } } Animat
         for (int i = 0; i < 1200; ++i) text += "1 ";
         const result<io::xfile> r = load(text, parse_mode::lenient);
         REQUIRE_FALSE(r);
-        CHECK(contains(r.error().message, "more than 1000 problems"));
-        // The same with problems that each drop a little: entries of one SkinWeights, or
-        // Animations found wrong only once every frame is known.
+        CHECK(contains(r.error().message, "more than 1000 problems (load_options::max_warnings)"));
+        // Many problems of one kind in one object make one warning: 1200 bad entries of one
+        // SkinWeights load, and say how many there were.
         std::string weights =
             "xof 0303txt 0032\nFrame A { }\nMesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, "
             "0.0;1.0;0.0;; 1; 3;0,1,2;; SkinWeights { \"A\"; 1200; ";
@@ -1006,13 +1144,25 @@ AnimationSet S { Animation { { Nope } } Animation { } Animation { { A } } Animat
         for (int i = 0; i < 1200; ++i) weights += "1.0, ";
         weights += "1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0;; } }";
         const result<io::xfile> w = load(weights, parse_mode::lenient);
-        REQUIRE_FALSE(w);
-        CHECK(contains(w.error().message, "more than 1000 problems"));
+        REQUIRE(w);
+        REQUIRE(w->warnings.size() == 2);
+        CHECK(contains(w->warnings[0].message, "vertexIndices[0] = 7 is out of range"));
+        CHECK(contains(w->warnings[0].message, "(1200 such problems here; the first is named)"));
+        CHECK(contains(w->warnings[1].message, "3 vertices have no bone influence"));
+        // Animations found wrong only once every frame is known each make a warning.
         std::string sets = "xof 0303txt 0032\nAnimationSet {";
         for (int i = 0; i < 1200; ++i) sets += " Animation { { Nope } }";
         const result<io::xfile> a = load(sets + " }", parse_mode::lenient);
         REQUIRE_FALSE(a);
         CHECK(contains(a.error().message, "more than 1000 problems"));
+        // The limit is an option.
+        io::load_options few;
+        few.max_warnings = 10;
+        const std::string all = sets + " }";
+        const result<io::xfile> b = io::load_xfile_memory(all.data(), all.size(), few, "few.x");
+        REQUIRE_FALSE(b);
+        CHECK(contains(b.error().message, "few.x: "));
+        CHECK(contains(b.error().message, "more than 10 problems (load_options::max_warnings)"));
     }
 }
 
@@ -1079,7 +1229,7 @@ const std::vector<expected_file>& data_table() {
          4,
          3,
          1,
-         {{1720, 840, 2, 2, 4}},
+         {{1720, 840, 3, 2, 4}}, // joint1, joint2, and pCylinder1 for the vertices joint3/4 had
          {{"cylinder_test", 24, 4, 96, 96, 96, 0, 1, 24}}},
         {"assimp/test_cube_text.x", F::text, parse_mode::strict, 2, 1, 1, {{24, 12, 1, 1, 1}}, {}},
         {"assimp/test_cube_binary.x",
@@ -1225,41 +1375,53 @@ TEST_CASE("BCN_Epileptic.X: every Animation keeps its AnimationOptions {1; 0}") 
 }
 
 TEST_CASE(
-    "anim_test.x: bones naming missing frames fail strict mode and are dropped in lenient mode") {
+    "anim_test.x: bones naming missing frames load by default, dropped with a warning naming "
+    "them; strict mode refuses them") {
     const auto path = kbtest::data_file("assimp/anim_test.x");
     if (!path) return;
-    const result<io::xfile> strict = io::load_xfile(*path);
+    const result<io::xfile> strict = io::load_xfile(*path, {parse_mode::strict});
     REQUIRE_FALSE(strict);
     CHECK(strict.error().code == errc::not_found);
     CHECK(contains(
         strict.error().message,
         "anim_test.x: line 26538, column 9: Mesh 'pCylinderShape1': SkinWeights names frame "
         "'joint3', which does not exist"));
-    const result<io::xfile> lenient = io::load_xfile(*path, {parse_mode::lenient});
+    const result<io::xfile> lenient = io::load_xfile(*path); // the default
     REQUIRE(lenient);
-    const std::vector<error>& w = lenient->warnings;
+    const std::vector<io::load_warning>& w = lenient->warnings;
     REQUIRE(w.size() == 3);
-    CHECK(contains(w[0].message,
-                   "'joint3', which does not exist; the bone is dropped with its 1700 weights"));
-    CHECK(contains(w[1].message,
-                   "'joint4', which does not exist; the bone is dropped with its 1700 weights"));
-    CHECK(contains(w[2].message, "20 vertices have no bone influence"));
+    CHECK(contains(w[0].message, "'joint3', which does not exist; the bone is dropped: its 1700 "
+                                 "weights are removed"));
+    CHECK(w[0].action == io::warning_action::dropped);
+    CHECK(contains(w[1].message, "'joint4', which does not exist; the bone is dropped: its 1700 "
+                                 "weights are removed"));
+    CHECK(contains(w[2].message, "20 vertices lost their only influences with a dropped bone; they "
+                                 "follow the mesh's frame 'pCylinder1' (a bone added for it)"));
+    CHECK(w[2].action == io::warning_action::repaired);
+    CHECK(lenient->contents.skin_weights == 4);
+    const io::xfile_mesh& mesh = lenient->meshes.at(0);
+    REQUIRE(mesh.skin.bones.size() == 3);
+    CHECK(mesh.skin.bones[2].name == "pCylinder1");
+    CHECK(mesh.skin.bones[2].joint == mesh.joint);
+    // In the bind pose the added bone's palette matrix is the identity: those vertices stay put.
+    CHECK(max_abs_diff(lenient->skeleton.bind_model()[mesh.joint] * mesh.skin.bones[2].offset,
+                       glm::mat4(1.0f)) < 1e-5f);
     // The kept bones' weights are rescaled to the sum each vertex had: 1 in this file.
-    const io::mesh_skin& k = lenient->meshes.at(0).skin;
-    std::size_t unit = 0, zero = 0;
-    for (std::size_t v = 0; v < lenient->meshes[0].positions.size(); ++v) {
+    const io::mesh_skin& k = mesh.skin;
+    std::size_t unit = 0, following = 0;
+    for (std::size_t v = 0; v < mesh.positions.size(); ++v) {
         const float sum = k.weights[2 * v] + k.weights[2 * v + 1];
         unit += std::fabs(sum - 1.0f) < 1e-4f;
-        zero += sum == 0.0f;
+        following += k.bone_indices[2 * v] == 2 && k.weights[2 * v + 1] == 0.0f;
     }
-    CHECK(unit == 1700);
-    CHECK(zero == 20);
+    CHECK(unit == 1720);
+    CHECK(following == 20);
 }
 
 TEST_CASE("malformed_skinweights_oob.x: a clear error, or a lenient warning naming the bad index") {
     const auto path = kbtest::data_file("assimp/malformed_skinweights_oob.x");
     if (!path) return;
-    const result<io::xfile> strict = io::load_xfile(*path);
+    const result<io::xfile> strict = io::load_xfile(*path, {parse_mode::strict});
     REQUIRE_FALSE(strict);
     CHECK(strict.error().code == errc::parse_error);
     CHECK(strict.error().index == 1000000);
@@ -1554,4 +1716,815 @@ TEST_CASE("random byte flips never crash: every load returns a value or a locate
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lenient mode (the default) repairs what has an obvious repair
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+const std::string identity16 = "1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0";
+
+/// Loads in the default mode and requires success.
+io::xfile load_default(const std::string& text) {
+    const result<io::xfile> r = io::load_xfile_memory(text.data(), text.size(), {}, "sample.x");
+    REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
+    return *r;
+}
+
+} // namespace
+
+TEST_CASE("the default mode is lenient, strict is the opt-in") {
+    CHECK(io::load_options{}.mode == parse_mode::lenient);
+    CHECK(io::xfile_options{}.mode == parse_mode::lenient); // keyblend 0.1's name for the options
+}
+
+TEST_CASE("rotation keys that are not unit length are normalised, with a warning naming them") {
+    // The helper bones of a real character had |q| = 0.707 keys: they are rotations all the same.
+    const std::string text = "xof 0303txt 0032\nFrame A { Frame B { } }\n"
+                             "AnimationSet S { Animation { { B } AnimationKey { 0; 3;\n"
+                             "  0;4;0.7071068,0.0,0.0,0.0;;,\n"
+                             "  10;4;0.5,0.5,0.0,0.0;;,\n"
+                             "  20;4;1.0,0.0,0.0,0.0;;; } } }\n";
+    const io::xfile x = load_default(text);
+    const clip& c = x.animation_sets.at(0).clip;
+    REQUIRE(c.channels.size() == 1);
+    const rotation_track<float>& r = c.channels[0].rotation;
+    REQUIRE(r.size() == 3);
+    CHECK(max_abs_diff(r.value(0), make_quat(1, 0, 0, 0)) < 1e-6f);
+    const float h = std::sqrt(0.5f);
+    CHECK(max_abs_diff(r.value(1), make_quat(h, -h, 0, 0)) < 1e-6f); // conjugated, then unit
+    CHECK(r.value(2) == make_quat(1, 0, 0, 0));                       // a unit key is untouched
+    CHECK(validate_clip(c, x.skeleton));
+    REQUIRE(x.warnings.size() == 1);
+    const io::load_warning& w = x.warnings[0];
+    CHECK(w.action == io::warning_action::repaired);
+    CHECK(w.code == errc::not_normalized);
+    CHECK(w.index == 0);
+    CHECK(contains(w.message, "sample.x: line 3, column 36: AnimationKey: rotation key 0 (tick 0) "
+                              "is not unit length (|q| = 0.707107); normalised (|q| from 0.707107 "
+                              "to 0.707107) (2 such problems here; the first is named)"));
+    // Strict mode refuses the first.
+    const result<io::xfile> strict = load(text);
+    REQUIRE_FALSE(strict);
+    CHECK(strict.error().code == errc::not_normalized);
+    CHECK(strict.error().index == 0);
+}
+
+TEST_CASE("keys: NaN and zero rotations dropped, unsorted keys sorted, repeated times once") {
+    const std::string text =
+        "xof 0303txt 0032\nFrame A { }\nAnimationSet S { Animation { { A }\n"
+        " AnimationKey { 0; 4; 0;4;1.0,0.0,0.0,0.0;;, 5;4;0.0,0.0,0.0,0.0;;, "
+        "10;4;1.#QNAN0,0.0,0.0,0.0;;, 15;4;0.0,1.0,0.0,0.0;;; }\n"
+        " AnimationKey { 2; 5; 30;3;3.0,0.0,0.0;;, 10;3;1.0,0.0,0.0;;, 20;3;2.0,0.0,0.0;;, "
+        "10;3;9.0,0.0,0.0;;, 0;3;0.0,0.0,0.0;;; } } }\n";
+    const io::xfile x = load_default(text);
+    const channel& ch = x.animation_sets.at(0).clip.channels.at(0);
+    CHECK(ch.rotation.times() == std::vector<float>{0.0f, 15.0f});
+    // Sorted stably; of the two keys at tick 10, the first written (1, 0, 0) is kept.
+    CHECK(ch.translation.times() == std::vector<float>{0.0f, 10.0f, 20.0f, 30.0f});
+    CHECK(ch.translation.value(1) == glm::vec3(1, 0, 0));
+    CHECK(ch.translation.value(3) == glm::vec3(3, 0, 0));
+    CHECK(validate_clip(x.animation_sets[0].clip, x.skeleton));
+    REQUIRE(x.warnings.size() == 3);
+    CHECK(contains(x.warnings[0].message, "rotation key 1 (tick 5) is not a rotation (a zero, NaN "
+                                          "or infinite quaternion); the key is dropped (2 such"));
+    CHECK(x.warnings[0].action == io::warning_action::dropped);
+    CHECK(contains(x.warnings[1].message, "position key 1: time 10 is before the time 30 of an "
+                                          "earlier key; the keys are sorted by time"));
+    CHECK(x.warnings[1].action == io::warning_action::repaired);
+    CHECK(contains(x.warnings[2].message, "position keys repeat times once sorted; of keys sharing "
+                                          "a time the first in the file is kept"));
+    CHECK(x.warnings[2].action == io::warning_action::dropped);
+}
+
+TEST_CASE("frame matrices: NaN, or a product with the parents' that overflows, become identity") {
+    const std::string text =
+        "xof 0303txt 0032\n"
+        "Frame A { FrameTransformMatrix { 3e38,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,"
+        "0.0,1.0;; }\n"
+        "  Frame B { FrameTransformMatrix { 3e38,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,"
+        "0.0,0.0,1.0;; } Frame C { } }\n"
+        "  Frame D { FrameTransformMatrix { 1.#QNAN0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,"
+        "0.0,0.0,0.0,1.0;; } Frame E { } } }\n";
+    const io::xfile x = load_default(text);
+    const skeleton& s = x.skeleton;
+    CHECK(s.names() == std::vector<std::string>{"A", "B", "C", "D", "E"}); // children kept
+    CHECK(s.bind_local()[0][0][0] == 3e38f);
+    CHECK(s.bind_local()[1] == glm::mat4(1.0f));
+    CHECK(s.bind_local()[3] == glm::mat4(1.0f));
+    for (const glm::mat4& m : s.bind_model()) CHECK(is_finite(m));
+    REQUIRE(x.warnings.size() == 2);
+    CHECK(contains(x.warnings[0].message, "FrameTransformMatrix: the matrix has NaN or infinity; "
+                                          "the frame keeps the identity"));
+    CHECK(contains(x.warnings[1].message, "Frame 'B': its FrameTransformMatrix times its parents' "
+                                          "matrices overflows (the bind-pose model matrix is not "
+                                          "finite); the frame's matrix is replaced by the identity"));
+    CHECK(x.warnings[1].index == 1);
+}
+
+TEST_CASE("skins: a NaN matrixOffset becomes the inverse bind-pose model matrix; bad entries go") {
+    const std::string text =
+        "xof 0303txt 0032\n"
+        "Frame A { FrameTransformMatrix { 1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,2.0,3.0,"
+        "4.0,1.0;; } }\n"
+        "Mesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 3;0,1,2;;\n"
+        "  SkinWeights { \"A\"; 3; 0, 9, 2; 1.0, 1.0, 1.#QNAN0; 1.#QNAN0" +
+        identity16.substr(3) + ";; } }\n";
+    const io::xfile x = load_default(text);
+    const io::mesh_skin& k = x.meshes.at(0).skin;
+    REQUIRE(k.bones.size() == 1);
+    CHECK(k.bones[0].offset == translation(-2, -3, -4));
+    CHECK(k.weights == std::vector<float>{1.0f, 0.0f, 0.0f});
+    REQUIRE(x.warnings.size() == 4);
+    CHECK(contains(x.warnings[0].message, "vertexIndices[1] = 9 is out of range"));
+    CHECK(contains(x.warnings[1].message, "weights[2] is not finite (bone 'A'); that weight is "
+                                          "dropped"));
+    CHECK(contains(x.warnings[2].message, "matrixOffset has NaN or infinity (bone 'A'); it is "
+                                          "replaced by the inverse of the bone's bind-pose model "
+                                          "matrix"));
+    CHECK(x.warnings[2].action == io::warning_action::repaired);
+    CHECK(contains(x.warnings[3].message, "2 vertices have no bone influence"));
+}
+
+TEST_CASE("two Animations of one frame are merged where they do not overlap") {
+    const std::string text =
+        "xof 0303txt 0032\nFrame A { }\nFrame B { }\n"
+        "AnimationSet S {\n"
+        " Animation First { { A } AnimationKey { 0; 1; 0;4;1.0,0.0,0.0,0.0;;; } AnimationOptions { 1; 0; } }\n"
+        " Animation Second { { A } AnimationKey { 2; 1; 0;3;1.0,2.0,3.0;;; }\n"
+        "                    AnimationKey { 0; 1; 0;4;0.0,1.0,0.0,0.0;;; } }\n"
+        " Animation Matrix { { A } AnimationKey { 4; 1; 0;16;" + identity16 + ";;; } }\n"
+        " Animation Both { { B } AnimationKey { 2; 1; 0;3;1.0,2.0,3.0;;; }\n"
+        "                  AnimationKey { 4; 1; 0;16;" + identity16 + ";;; } } }\n";
+    const io::xfile x = load_default(text);
+    const io::xfile_animation_set& set = x.animation_sets.at(0);
+    const clip& c = set.clip;
+    REQUIRE(c.channels.size() == 2);
+    CHECK(set.animation_names == std::vector<std::string>{"First", "Both"});
+    CHECK(set.options.at(0).present);
+    const channel& a = c.channels[0];
+    CHECK(a.rotation.value(0) == make_quat(1, 0, 0, 0)); // the first Animation's
+    CHECK(a.translation.value(0) == glm::vec3(1, 2, 3)); // merged from the second
+    CHECK(a.matrix.empty());
+    const channel& b = c.channels[1];
+    CHECK(b.has_matrix());
+    CHECK_FALSE(b.has_trs());
+    CHECK(validate_clip(c, x.skeleton));
+    REQUIRE(x.warnings.size() == 3);
+    CHECK(contains(x.warnings[0].message,
+                   "Animation 'Second' animates frame 'A', which an earlier Animation of the set "
+                   "animates; its position keys are merged into that Animation's channel; its "
+                   "rotation keys are dropped (the earlier Animation's are kept)"));
+    CHECK(contains(x.warnings[1].message, "Animation 'Matrix' animates frame 'A', which an earlier "
+                                          "Animation of the set animates; its matrix keys are "
+                                          "dropped"));
+    CHECK(contains(x.warnings[2].message, "Animation 'Both' has matrix keys and rotation, scale or "
+                                          "position keys; the rotation, scale and position keys "
+                                          "are dropped"));
+}
+
+TEST_CASE("faces that make no triangle are dropped alone; normals and materials stay parallel") {
+    const std::string text =
+        "xof 0303txt 0032\n"
+        "Mesh { 4; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 1.0;1.0;0.0;, 0.0;1.0;0.0;;\n"
+        "  4; 3;0,1,2;, 2;0,1;, 3;0,2,7;, 3;0,2,3;;\n"
+        "  MeshNormals { 1; 0.0;0.0;1.0;; 4; 3;0,0,0;, 2;0,0;, 3;0,0,0;, 3;0,0,0;; }\n"
+        "  MeshMaterialList { 3; 6; 0, 1, 1, 2, 0, 0;;\n"
+        "    Material { 1.0;0.0;0.0;1.0;; 0.0; 0.0;0.0;0.0;; 0.0;0.0;0.0;; }\n"
+        "    Material { 0.0;1.0;0.0;1.0;; 0.0; 0.0;0.0;0.0;; 0.0;0.0;0.0;; }\n"
+        "    Material { 0.0;0.0;1.0;1.0;; 0.0; 0.0;0.0;0.0;; 0.0;0.0;0.0;; } } }\n";
+    for (const std::string& bytes : {text, to_binary(text, 4)}) {
+        const io::xfile x = load_default(bytes);
+        const io::xfile_mesh& m = x.meshes.at(0);
+        CHECK(m.face_count == 4);
+        CHECK(m.indices == std::vector<std::uint32_t>{0, 1, 2, 0, 2, 3});
+        CHECK(m.triangle_faces == std::vector<std::uint32_t>{0, 3});
+        CHECK(m.normal_indices.size() == m.indices.size());
+        CHECK(m.triangle_materials == std::vector<std::uint32_t>{0, 2});
+        REQUIRE(x.warnings.size() == 2);
+        CHECK(contains(x.warnings[0].message, "face 1 has 2 corners; a face needs 3 or more; the "
+                                              "face makes no triangle (2 such problems here"));
+        CHECK(contains(x.warnings[1].message, "nFaceIndexes is 6, the mesh has 4 faces; the extra "
+                                              "indexes are ignored"));
+    }
+}
+
+TEST_CASE("binary faces with fewer than 3 corners say so, not that the file is too short") {
+    const std::string text =
+        "xof 0303txt 0032\nMesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 2;0,1;; }";
+    for (const std::string& bytes : {text, to_binary(text, 4), to_binary(text, 8, 2)}) {
+        const result<io::xfile> r = load(bytes);
+        REQUIRE_FALSE(r);
+        CAPTURE(r.error().message);
+        CHECK(contains(r.error().message, "face 0 has 2 corners; a face needs 3 or more"));
+        CHECK(r.error().index == 0);
+    }
+}
+
+TEST_CASE("materials: indexes past nMaterials and missing materials use one default material") {
+    const std::string text =
+        "xof 0303txt 0032\n"
+        "Mesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 2; 3;0,1,2;, 3;0,2,1;;\n"
+        "  MeshMaterialList { 3; 2; 0, 5;; Material { 1.0;0.0;0.0;1.0;; 0.0; 0.0;0.0;0.0;; "
+        "0.0;0.0;0.0;; } } }\n";
+    const io::xfile x = load_default(text);
+    const io::xfile_mesh& m = x.meshes.at(0);
+    REQUIRE(m.materials.size() == 2);
+    CHECK(m.materials[0].face_color == glm::vec4(1, 0, 0, 1));
+    CHECK(m.materials[1].face_color == glm::vec4(1.0f)); // the default
+    CHECK(m.triangle_materials == std::vector<std::uint32_t>{0, 1});
+    REQUIRE(x.warnings.size() == 2);
+    CHECK(contains(x.warnings[0].message, "face 1: material index 5 is out of range (nMaterials "
+                                          "3); the face uses a default material"));
+    CHECK(contains(x.warnings[1].message, "nMaterials is 3 but 1 materials follow; faces that use a "
+                                          "missing one use a default material"));
+}
+
+TEST_CASE("names in messages are bounded excerpts, with NUL and other bytes escaped") {
+    std::string name = "bad";
+    name += '\0';
+    name += "\x01name";
+    const std::string text = "xof 0303txt 0032\nFrame " + name + " { }\nMesh { 3; 0.0;0.0;0.0;, "
+                             "1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 3;0,1,2;; SkinWeights { \"" +
+                             name + std::string(5000, 'x') + "\"; 1; 0; 1.0; " + identity16 +
+                             ";; } }\n";
+    const io::xfile x = load_default(text);
+    CHECK(x.skeleton.name(0) == name); // the name itself is kept as written
+    CHECK_FALSE(x.meshes.at(0).is_skinned()); // its only bone is dropped: a rigid mesh now
+    REQUIRE(x.warnings.size() == 1);
+    const std::string& m = x.warnings[0].message;
+    CAPTURE(m);
+    CHECK(m.find('\0') == std::string::npos);
+    CHECK(contains(m, "SkinWeights names frame 'bad\\x00\\x01namexxx"));
+    CHECK(contains(m, "xxx...'"));
+    CHECK(m.size() < 400);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits, and hostile inputs: time and memory stay small
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("each load_options limit exceeded is an error naming it, in either mode") {
+    const struct {
+        const char* name;
+        std::size_t io::load_options::*limit;
+        std::size_t value;
+        const char* message;
+    } cases[] = {
+        {"objects", &io::load_options::max_objects, 20,
+         "the file has more data objects and Material references than load_options::max_objects "
+         "(20) allows"},
+        {"joints", &io::load_options::max_joints, 3,
+         "the file has more frames than load_options::max_joints (3) allows"},
+        {"meshes", &io::load_options::max_meshes, 0,
+         "the file has more Mesh objects than load_options::max_meshes (0) allows"},
+        {"vertices", &io::load_options::max_vertices, 4,
+         "the file has more vertices than load_options::max_vertices (4) allows"},
+        {"keys", &io::load_options::max_keys, 4,
+         "the file has more animation keys than load_options::max_keys (4) allows"},
+    };
+    for (const auto& c : cases)
+        for (parse_mode mode : {parse_mode::strict, parse_mode::lenient}) {
+            CAPTURE(c.name);
+            io::load_options options;
+            options.mode = mode;
+            options.*c.limit = c.value;
+            for (const std::string& bytes : {sample_text(), to_binary(sample_text(), 4)}) {
+                const result<io::xfile> r =
+                    io::load_xfile_memory(bytes.data(), bytes.size(), options, "sample.x");
+                REQUIRE_FALSE(r);
+                CAPTURE(r.error().message);
+                CHECK(r.error().code == errc::unsupported);
+                CHECK(contains(r.error().message, c.message));
+                CHECK(located(r.error().message));
+            }
+        }
+    io::load_options options;
+    options.max_decompressed_bytes = 1000;
+    for (parse_mode mode : {parse_mode::strict, parse_mode::lenient}) {
+        options.mode = mode;
+        const std::string zipped = to_mszip(sample_text());
+        const result<io::xfile> r =
+            io::load_xfile_memory(zipped.data(), zipped.size(), options, "sample.x");
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::unsupported);
+        CHECK(contains(r.error().message, "sample.x: byte offset 16: the file inflates to " +
+                                              std::to_string(sample_text().size()) +
+                                              " bytes, more than "
+                                              "load_options::max_decompressed_bytes (1000)"));
+    }
+}
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
+#endif
+#else
+constexpr bool sanitized = false;
+#endif
+
+/// Runs `load` in a child process whose address space may grow by at most `memory_mb` beyond the
+/// parent's (RLIMIT_AS; not under AddressSanitizer, whose shadow memory needs terabytes of it),
+/// killed after `seconds` (SIGALRM; ten times that under the sanitizers). `load` returns whether
+/// the outcome was the expected one (it prints what it found otherwise). Returns the wall time
+/// when the child exited normally with success, a negative number otherwise.
+/// KEYBLEND_TEST_IN_PROCESS=1 runs `load` in this process instead, unbounded (for a debugger).
+template <class Load>
+double bounded(Load&& load, std::size_t memory_mb, unsigned seconds) {
+    std::fflush(nullptr);
+    const auto start = std::chrono::steady_clock::now();
+    if (std::getenv("KEYBLEND_TEST_IN_PROCESS") != nullptr) {
+        const bool ok = load();
+        return ok ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+                  : -1.0;
+    }
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        // Whatever happens, this process ends here: not in doctest's handlers, which would carry
+        // on with the other tests.
+        for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGALRM}) std::signal(sig, SIG_DFL);
+        if (!sanitized) {
+            long pages = 0;
+            if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+                if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+                std::fclose(f);
+            }
+            const rlim_t limit = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) +
+                                 (static_cast<rlim_t>(memory_mb) << 20);
+            const rlimit l{limit, limit};
+            if (pages == 0 || setrlimit(RLIMIT_AS, &l) != 0) _exit(4);
+        }
+        alarm(sanitized ? seconds * 10 : seconds);
+        bool ok = false;
+        try {
+            ok = load();
+        } catch (const std::exception& e) { // std::bad_alloc past the limit
+            std::fprintf(stderr, "hostile.x: %s\n", e.what());
+            _exit(5);
+        }
+        _exit(ok ? 0 : 3);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        const std::string how = WIFSIGNALED(status)
+                                    ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                                    : "exited with " + std::to_string(WEXITSTATUS(status));
+        const std::string what = "the child " + how;
+        MESSAGE(what);
+        return -1.0;
+    }
+    return elapsed;
+}
+
+/// In a child process (see bounded): loads `bytes` with `options` and checks that the outcome is
+/// an error containing `error_part` (or success when it is empty, with at most `max_warnings`
+/// warnings).
+bool loads_as_expected(const std::string& bytes, const io::load_options& options,
+                       const std::string& error_part, std::size_t max_warnings = 1000) {
+    const result<io::xfile> r = io::load_xfile_memory(bytes.data(), bytes.size(), options, "hostile.x");
+    if (!error_part.empty()) {
+        if (!r) {
+            if (contains(r.error().message, error_part)) return true;
+            std::fprintf(stderr, "hostile.x: expected an error with '%s', got '%s'\n",
+                         error_part.c_str(), r.error().message.substr(0, 300).c_str());
+        } else {
+            std::fprintf(stderr, "hostile.x: loaded; expected an error with '%s'\n",
+                         error_part.c_str());
+        }
+        return false;
+    }
+    if (!r) {
+        std::fprintf(stderr, "hostile.x: %s\n", r.error().message.substr(0, 300).c_str());
+        return false;
+    }
+    std::size_t longest = 0;
+    for (const io::load_warning& w : r->warnings) longest = std::max(longest, w.message.size());
+    if (r->warnings.size() > max_warnings || longest > 2000) {
+        std::fprintf(stderr, "hostile.x: %zu warnings, the longest %zu characters\n",
+                     r->warnings.size(), longest);
+        return false;
+    }
+    return true;
+}
+
+/// Time in seconds that each hostile input may take in an optimised, unsanitized build (ten
+/// times that unoptimised). Each was sized to take from seconds to minutes, or gigabytes, before
+/// keyblend bounded them (measured with the loader before: 200k influences 8.4 s, 100k material
+/// references 40 s, 20k GUID references 9.3 s, on this project's machine under load).
+#if defined(__OPTIMIZE__)
+constexpr double quick = 3.0;
+#else
+constexpr double quick = 30.0;
+#endif
+
+} // namespace
+
+TEST_CASE("hostile: compressed files announcing more than they hold allocate nothing for it") {
+    const std::string frames(32768 / 8 * 8, ' ');
+    SUBCASE("4 GB announced: refused at once, past max_decompressed_bytes") {
+        const std::string bytes = mszip_repeating("Frame A { }", frames, 6, 0xfffffff0u);
+        const double t = bounded([&] {
+            return loads_as_expected(bytes, {}, "the file inflates to 4294967280 bytes, more than "
+                                                "load_options::max_decompressed_bytes");
+        }, 64, 10);
+        CHECK(t >= 0.0);
+        if (!sanitized) CHECK(t < quick);
+    }
+    SUBCASE("250 MB announced, 200 KB there: the buffer grows with what inflates") {
+        std::string bytes = mszip_repeating("Frame A { }", frames, 6, 250u << 20);
+        bytes += std::string(200000, '\0'); // no block: the rest of the file is not a block
+        const double t = bounded([&] {
+            return loads_as_expected(bytes, {parse_mode::strict}, "expected the block signature");
+        }, 64, 10);
+        CHECK(t >= 0.0);
+    }
+}
+
+TEST_CASE("hostile: decompression amplification stops at a limit, in little memory") {
+    // 32768-byte blocks of the same few bytes deflate to almost nothing: 64 MB from ~150 KB.
+    const auto repeat = [](const std::string& unit) {
+        std::string block;
+        while (block.size() + unit.size() <= 32768) block += unit;
+        block.resize(32768, ' ');
+        return block;
+    };
+    const std::size_t blocks = 2048; // 64 MB inflated
+    const struct {
+        const char* what;
+        std::string first, unit, error;
+    } cases[] = {
+        {"empty frames", "", "Frame {}", "load_options::max_joints (65536)"},
+        {"empty meshes", "", "Mesh {0;0;}", "load_options::max_meshes (65536)"},
+        {"empty animations", "AnimationSet {", "Animation {} ",
+         "load_options::max_objects (262144)"},
+        {"materials", "", "Material {1;1;1;1;;1;1;1;1;;1;1;1;;}", "load_options::max_objects"},
+        {"material references",
+         "Material M {1;1;1;1;;1;1;1;1;;1;1;1;;} Mesh {3;0;0;0;,1;0;0;,0;1;0;;1;3;0,1,2;; "
+         "MeshMaterialList {1;1;0;;",
+         "{ M } ", "load_options::max_objects"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.what);
+        const std::string bytes = mszip_repeating(c.first + " ", repeat(c.unit), blocks);
+        CHECK(bytes.size() < 400000);
+        for (parse_mode mode : {parse_mode::strict, parse_mode::lenient}) {
+            const double t = bounded([&] { return loads_as_expected(bytes, {mode}, c.error); },
+                                     400, 30);
+            CHECK(t >= 0.0);
+            if (!sanitized) CHECK(t < quick);
+        }
+    }
+}
+
+TEST_CASE("hostile: one warning per object and kind, with bounded names") {
+    // A 2 MB frame name and 1000 references by GUID inside it: once 1000 warnings of 2 MB each.
+    std::string text = "xof 0303txt 0032\nFrame " + std::string(2 << 20, 'n') +
+                       " { <11111111-2222-3333-4444-555555555555>\n";
+    for (int i = 0; i < 1000; ++i) text += "{ <11111111-2222-3333-4444-555555555555> }\n";
+    text += "}\n";
+    const std::string bytes = to_mszip(text);
+    CHECK(bytes.size() < 100000);
+    const double t = bounded([&] { return loads_as_expected(bytes, {}, "", 1); }, 128, 20);
+    CHECK(t >= 0.0);
+    if (!sanitized) CHECK(t < quick);
+    const io::xfile x = load_default(bytes);
+    REQUIRE(x.warnings.size() == 1);
+    CHECK(contains(x.warnings[0].message, "the reference to <11111111-2222-3333-4444-555555555555> "
+                                          "is ignored; references inside frames are ignored "
+                                          "(instancing is not supported) (1000 such problems"));
+    CHECK(x.warnings[0].message.size() < 400);
+}
+
+TEST_CASE("hostile: a count nothing follows allocates nothing for it") {
+    // Lenient nMaterials = 8000000 with no material after it: once 895 MB of default materials.
+    const std::string text =
+        "xof 0303txt 0032\nMesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 3;0,1,2;;\n"
+        "  MeshMaterialList { 8000000; 1; 7999999;; } }\n";
+    const double t = bounded([&] { return loads_as_expected(text, {}, "", 1); }, 32, 10);
+    CHECK(t >= 0.0);
+    const io::xfile x = load_default(text);
+    CHECK(x.meshes.at(0).materials.size() == 1);
+    CHECK(x.meshes[0].triangle_materials == std::vector<std::uint32_t>{0});
+}
+
+TEST_CASE("hostile: quadratic paths are near-linear") {
+    io::load_options many;
+    many.max_warnings = 100000;
+    SUBCASE("200k influences on one vertex (once an insertion sort: 16 s)") {
+        std::string text = "xof 0303txt 0032\nFrame A { }\nMesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, "
+                           "0.0;1.0;0.0;; 1; 3;0,1,2;; SkinWeights { \"A\"; 200000;\n";
+        for (int i = 0; i < 200000; ++i) text += "0,";
+        for (int i = 0; i < 200000; ++i) text += i % 2 ? "0.5," : "0.25,";
+        text += identity16 + ";; } }\n";
+        const double t = bounded([&] { return loads_as_expected(text, {}, "", 3); }, 256, 20);
+        CHECK(t >= 0.0);
+        if (!sanitized) CHECK(t < quick);
+    }
+    SUBCASE("100k material references against 100k materials (once a search each: 15 s)") {
+        std::string text = "xof 0303txt 0032\n";
+        for (int i = 0; i < 100000; ++i)
+            text += "Material M" + std::to_string(i) + " { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; }\n";
+        text += "Mesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 3;0,1,2;;\n"
+                "  MeshMaterialList { 100000; 1; 99999;;\n";
+        for (int i = 0; i < 100000; ++i) text += "{ M" + std::to_string(99999 - i) + " }\n";
+        text += "} }\n";
+        const double t = bounded([&] { return loads_as_expected(text, {}, "", 0); }, 512, 20);
+        CHECK(t >= 0.0);
+        if (!sanitized) CHECK(t < quick);
+    }
+    SUBCASE("messages jumping back through a 20 MB file (once a recount from the start each)") {
+        // Each mesh's notes come after its bones', at the mesh's start: every message before
+        // the last one counted lines from the start of the file again.
+        std::string text = "xof 0303txt 0032\n";
+        std::string vertices;
+        for (int i = 0; i < 3000; ++i) vertices += "0.0;0.0;0.0;,\n";
+        text += "Frame A { }\n";
+        for (int m = 0; m < 500; ++m)
+            text += "Mesh { 3000; " + vertices + "; 0; SkinWeights { \"Nope\"; 1; 0; 1.0; " +
+                    identity16 + ";; } SkinWeights { \"A\"; 1; 0; 1.0; " + identity16 + ";; } }\n";
+        const double t = bounded([&] { return loads_as_expected(text, many, "", 1500); }, 1024, 30);
+        CHECK(t >= 0.0);
+        if (!sanitized) CHECK(t < quick);
+    }
+    SUBCASE("an 8 MB set name and 2000 Animations (once a label copied each: 13 s)") {
+        std::string text = "xof 0303txt 0032\n";
+        for (int i = 0; i < 2000; ++i) text += "Frame F" + std::to_string(i) + " { }\n";
+        text += "AnimationSet " + std::string(8 << 20, 's') + " {\n";
+        for (int i = 0; i < 2000; ++i)
+            text += "Animation { { F" + std::to_string(i) + " } AnimationKey { 2; 1; 0;3;0,0,0;;; } }\n";
+        text += "}\n";
+        const double t = bounded([&] { return loads_as_expected(text, {}, "", 0); }, 256, 20);
+        CHECK(t >= 0.0);
+        if (!sanitized) CHECK(t < quick);
+    }
+    SUBCASE("20k Animations with unsorted keys (once validate_clip restarted each: 96 s)") {
+        std::string text = "xof 0303txt 0032\n";
+        for (int i = 0; i < 20000; ++i) text += "Frame F" + std::to_string(i) + " { }\n";
+        text += "AnimationSet S {\n";
+        for (int i = 0; i < 20000; ++i)
+            text += "Animation { { F" + std::to_string(i) +
+                    " } AnimationKey { 2; 2; 5;3;0,0,0;;, 1;3;0,0,0;;; } }\n";
+        text += "}\n";
+        const double t = bounded([&] { return loads_as_expected(text, many, "", 20000); }, 512, 30);
+        CHECK(t >= 0.0);
+        if (!sanitized) CHECK(t < quick);
+    }
+    SUBCASE("20k references by GUID among 60k frames (once a scan of every frame each)") {
+        const auto guid = [](int i) {
+            char g[40];
+            std::snprintf(g, sizeof g, "<%08x-0000-0000-0000-000000000000>", static_cast<unsigned>(i));
+            return std::string(g);
+        };
+        std::string text = "xof 0303txt 0032\n";
+        for (int i = 0; i < 60000; ++i) text += "Frame { " + guid(i) + " }\n";
+        text += "AnimationSet S {\n";
+        for (int i = 0; i < 20000; ++i)
+            text += "Animation { { " + guid(59999 - i) + " } AnimationKey { 2; 1; 0;3;0,0,0;;; } }\n";
+        text += "}\n";
+        const double t = bounded([&] { return loads_as_expected(text, {}, "", 0); }, 512, 30);
+        CHECK(t >= 0.0);
+        if (!sanitized) CHECK(t < quick);
+        const io::xfile x = load_default(text);
+        REQUIRE(x.animation_sets.at(0).clip.channels.size() == 20000);
+        CHECK(x.animation_sets[0].clip.channels[0].joint == 59999);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// decompress_xfile
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("decompress_xfile gives the uncompressed file, which loads the same") {
+    std::vector<unsigned char> out(100000, 7); // replaced, its memory reused
+    for (const std::string& plain : {sample_text(), to_binary(sample_text(), 4)}) {
+        const std::string zipped = to_mszip(plain, 100);
+        const status st = io::decompress_xfile(zipped.data(), zipped.size(), out);
+        REQUIRE_MESSAGE(st, (st ? "" : st.error().message));
+        CHECK(std::string(out.begin(), out.end()) == plain);
+    }
+    const status plain =
+        io::decompress_xfile(sample_text().data(), sample_text().size(), out, {}, "sample.x");
+    REQUIRE_FALSE(plain);
+    CHECK(plain.error().code == errc::invalid_argument);
+    CHECK(contains(plain.error().message, "sample.x: byte offset 8: the file is not compressed"));
+    CHECK(out.empty());
+    std::string corrupt = to_mszip(sample_text(), 300);
+    corrupt[24] = 'X';
+    const status bad = io::decompress_xfile(corrupt.data(), corrupt.size(), out);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().code == errc::parse_error);
+    CHECK(out.empty());
+    io::load_options small;
+    small.max_decompressed_bytes = 100;
+    const std::string zipped = to_mszip(sample_text());
+    const status big = io::decompress_xfile(zipped.data(), zipped.size(), out, small);
+    REQUIRE_FALSE(big);
+    CHECK(big.error().code == errc::unsupported);
+}
+
+TEST_CASE("the real compressed files inflate to what their uncompressed twins hold") {
+    const auto zip = kbtest::data_file("assimp/test_cube_compressed.x");
+    const auto bin = kbtest::data_file("assimp/test_cube_binary.x");
+    const auto wall = kbtest::data_file("directx-sdk-legacy-samples/wall_with_pillars.x");
+    if (!zip || !bin || !wall) return;
+    const std::string zipped = read_file(*zip);
+    std::vector<unsigned char> out;
+    REQUIRE(io::decompress_xfile(zipped.data(), zipped.size(), out));
+    CHECK(std::string(out.begin(), out.end()) == read_file(*bin));
+    const std::string w = read_file(*wall);
+    REQUIRE(io::decompress_xfile(w.data(), w.size(), out));
+    CHECK(out.size() == 2852227); // the size its header announces
+    const result<io::xfile> a = load(w);
+    const result<io::xfile> b = io::load_xfile_memory(out.data(), out.size(), {parse_mode::strict}, "w.x");
+    REQUIRE(a);
+    REQUIRE(b);
+    check_same(*a, *b);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A dump of everything loaded, for comparing builds (tests/xfile_compare.cmake)
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+/// Exact values (hexadecimal floats), but -0 prints as 0: with GLM_FORCE_INTRINSICS GLM's SIMD
+/// glm::inverse (the offset added for a mesh's frame) gives -0 where the scalar one gives 0.
+void dump_floats(std::string& out, const float* v, std::size_t n) {
+    char buf[32];
+    for (std::size_t i = 0; i < n; ++i) {
+        std::snprintf(buf, sizeof buf, " %a", v[i] == 0.0f ? 0.0 : static_cast<double>(v[i]));
+        out += buf;
+    }
+}
+void dump(std::string& out, const glm::vec2& v) { const float f[] = {v.x, v.y}; dump_floats(out, f, 2); }
+void dump(std::string& out, const glm::vec3& v) { const float f[] = {v.x, v.y, v.z}; dump_floats(out, f, 3); }
+void dump(std::string& out, const glm::vec4& v) { const float f[] = {v.x, v.y, v.z, v.w}; dump_floats(out, f, 4); }
+void dump(std::string& out, const glm::quat& q) { const float f[] = {q.w, q.x, q.y, q.z}; dump_floats(out, f, 4); }
+void dump(std::string& out, const glm::mat4& m) { for (int c = 0; c < 4; ++c) dump(out, m[c]); }
+void dump(std::string& out, float f) { dump_floats(out, &f, 1); }
+template <class T>
+void dump(std::string& out, const char* what, const std::vector<T>& v) {
+    out += std::string("\n  ") + what + " " + std::to_string(v.size()) + ":";
+    for (const T& x : v) {
+        if constexpr (std::is_integral<T>::value)
+            out += " " + std::to_string(x);
+        else
+            dump(out, x);
+    }
+}
+template <class V>
+void dump(std::string& out, const char* what, const track<V, float>& t) {
+    dump(out, what, t.times());
+    dump(out, "  values", t.values());
+}
+
+std::string dump(const io::xfile& x) {
+    std::string out = std::string("format ") + io::to_string(x.format) + " " +
+                      std::to_string(x.float_bits) + " " + std::to_string(x.version);
+    const skeleton& s = x.skeleton;
+    for (std::size_t j = 0; j < s.size(); ++j) {
+        out += "\njoint " + s.name(j) + " " + std::to_string(s.parent(j));
+        dump(out, s.bind_local()[j]);
+    }
+    for (const io::xfile_mesh& m : x.meshes) {
+        out += "\nmesh " + m.name + " " + std::to_string(m.joint) + " " + std::to_string(m.face_count);
+        dump(out, "positions", m.positions);
+        dump(out, "indices", m.indices);
+        dump(out, "triangle_faces", m.triangle_faces);
+        dump(out, "normals", m.normals);
+        dump(out, "normal_values", m.normal_values);
+        dump(out, "normal_indices", m.normal_indices);
+        dump(out, "texcoords", m.texcoords);
+        dump(out, "triangle_materials", m.triangle_materials);
+        for (const io::xfile_material& mat : m.materials) {
+            out += "\n  material " + mat.name + " " + mat.texture_file;
+            dump(out, mat.face_color);
+            dump(out, mat.power);
+            dump(out, mat.specular);
+            dump(out, mat.emissive);
+        }
+        for (const io::skin_bone& b : m.skin.bones) {
+            out += "\n  bone " + b.name + " " + std::to_string(b.joint);
+            dump(out, b.offset);
+        }
+        dump(out, "bone_indices", m.skin.bone_indices);
+        dump(out, "weights", m.skin.weights);
+    }
+    for (const io::xfile_animation_set& a : x.animation_sets) {
+        const clip& c = a.clip;
+        out += "\nset " + c.name + " " + std::to_string(c.channels.size());
+        dump(out, c.duration);
+        dump(out, c.ticks_per_second);
+        for (const channel& ch : c.channels) {
+            out += "\n channel " + std::to_string(ch.joint);
+            dump(out, "rotation", ch.rotation);
+            dump(out, "translation", ch.translation);
+            dump(out, "scale", ch.scale);
+            dump(out, "matrix", ch.matrix);
+        }
+    }
+    for (const io::load_warning& w : x.warnings) out += "\nwarning " + w.message;
+    return out + "\n";
+}
+
+} // namespace
+
+TEST_CASE("xfile dump: every value loaded, for comparing builds (KEYBLEND_XFILE_DUMP=<file>)") {
+    std::string out;
+    const std::string repairs =
+        "xof 0303txt 0032\nFrame A { FrameTransformMatrix { 1.#QNAN0" + identity16.substr(3) +
+        ";; } }\nMesh { 3; 0.0;0.0;0.0;, 1.#INF00;0.0;0.0;, 0.0;1.0;0.0;; 2; 3;0,1,2;, 2;0,1;;\n"
+        "  MeshNormals { 1; 0.0;0.0;1.0;; 2; 3;0,0,0;, 2;0,0;; } }\n"
+        "AnimationSet S { Animation { { A } AnimationKey { 0; 2; 5;4;0.7,0.0,0.0,0.0;;, "
+        "0;4;0.0,0.0,0.7,0.0;;; } } }\n";
+    for (const std::string& bytes : {sample_text(), to_binary(sample_text(), 4),
+                                     to_binary(sample_text(), 8), to_mszip(sample_text(), 200),
+                                     repairs}) {
+        const result<io::xfile> r = io::load_xfile_memory(bytes.data(), bytes.size());
+        REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
+        out += dump(*r);
+    }
+    for (const expected_file& e : data_table())
+        if (const auto path = kbtest::data_file(e.path)) {
+            const result<io::xfile> r = io::load_xfile(*path);
+            REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
+            out += "file " + std::string(e.path) + "\n" + dump(*r);
+        }
+    CHECK(out.size() > 1000);
+    CHECK(contains(out, "\nwarning ")); // the repairs are part of what is compared
+    if (const char* file = std::getenv("KEYBLEND_XFILE_DUMP")) {
+        std::ofstream f(file, std::ios::binary);
+        f << out;
+        REQUIRE(f.good());
+    }
+}
+
+TEST_CASE("values beyond float's range become infinities, then are repaired or refused as such") {
+    // A 64-bit binary float of 1e300 (and the same decimal in text) is no float: infinity.
+    const std::string text = "xof 0303txt 0032\nMesh { 3; 0.0;0.0;0.0;, 1.0e300;0.0;0.0;, "
+                             "0.0;-1.0e300;0.0;; 1; 3;0,1,2;; }\n";
+    for (const std::string& bytes : {text, to_binary(text, 8), to_binary(text, 4)}) {
+        const result<io::xfile> strict = load(bytes);
+        REQUIRE_FALSE(strict);
+        CHECK(strict.error().code == errc::non_finite);
+        CHECK(strict.error().index == 1);
+        const io::xfile x = load_default(bytes);
+        CHECK(x.meshes.at(0).positions[1] == glm::vec3(0.0f));
+        CHECK(x.meshes[0].positions[2] == glm::vec3(0.0f));
+        REQUIRE(x.warnings.size() == 1);
+        CHECK(contains(x.warnings[0].message, "vertex 1 has NaN or infinity; set to (0, 0, 0)"));
+    }
+    // Too small for a float: zero, keeping the sign.
+    const result<io::xfile> tiny = load("xof 0303txt 0032\nFrame A { FrameTransformMatrix { "
+                                        "1.0,1.0e-60,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,"
+                                        "0.0,-1.0e-60,1.0;; } }");
+    REQUIRE_MESSAGE(tiny, (tiny ? "" : tiny.error().message));
+    CHECK(tiny->skeleton.bind_local()[0][0][1] == 0.0f);
+    CHECK(tiny->skeleton.bind_local()[0][3][2] == 0.0f);
+#if !defined(__FAST_MATH__) // -ffast-math has no signed zeros
+    CHECK(std::signbit(tiny->skeleton.bind_local()[0][3][2]));
+#endif
+}
+
+TEST_CASE("vertices whose only bones name missing frames follow the mesh's own frame") {
+    const std::string skin =
+        "Mesh M { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 3;0,1,2;;\n"
+        "  SkinWeights { \"A\"; 1; 0; 1.0; " + identity16 + ";; }\n"
+        "  SkinWeights { \"Gone\"; 1; 1; 1.0; " + identity16 + ";; } }\n";
+    const std::string framed = "xof 0303txt 0032\nFrame A { }\nFrame F { FrameTransformMatrix { "
+                               "1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,5.0,0.0,0.0,1.0;; }\n" +
+                               skin + "}\n";
+    const io::xfile x = load_default(framed);
+    const io::mesh_skin& k = x.meshes.at(0).skin;
+    REQUIRE(k.bones.size() == 2);
+    CHECK(k.bones[1].name == "F");
+    CHECK(k.bones[1].joint == 1);
+    CHECK(k.bones[1].offset == translation(-5, 0, 0));
+    REQUIRE(k.influences_per_vertex == 1);
+    CHECK(k.bone_indices == std::vector<std::uint16_t>{0, 1, 0});
+    CHECK(k.weights == std::vector<float>{1.0f, 1.0f, 0.0f});
+    REQUIRE(x.warnings.size() == 3);
+    CHECK(contains(x.warnings[0].message, "SkinWeights names frame 'Gone', which does not exist"));
+    CHECK(contains(x.warnings[1].message, "Mesh 'M': 1 vertices lost their only influences with a "
+                                          "dropped bone; they follow the mesh's frame 'F'"));
+    CHECK(contains(x.warnings[2].message, "Mesh 'M': 1 vertices have no bone influence"));
+    // A top-level mesh has no frame to follow: the vertex has no influence left.
+    const io::xfile top = load_default("xof 0303txt 0032\nFrame A { }\n" + skin);
+    const io::mesh_skin& t = top.meshes.at(0).skin;
+    CHECK(t.bones.size() == 1);
+    CHECK(t.weights == std::vector<float>{1.0f, 0.0f, 0.0f});
+    REQUIRE(top.warnings.size() == 2);
+    CHECK(contains(top.warnings[1].message, "2 vertices have no bone influence"));
 }

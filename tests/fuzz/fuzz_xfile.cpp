@@ -1,6 +1,8 @@
 // libFuzzer target for the .X loader. Whatever the bytes, load_xfile_memory must return a value or
-// an error with a message, in both modes, without a sanitizer report; and a value must keep every
-// promise xfile.hpp makes (indices in range, layouts sized, clips valid). A broken promise traps.
+// an error with a message, in both modes, without a sanitizer report, within libFuzzer's time and
+// memory limits (.ci/run: -max_len of 1 MB, so that decompression amplification is reachable); and
+// a value must keep every promise xfile.hpp makes (indices in range, layouts sized, clips valid,
+// vertex data and bind poses finite, warnings bounded). A broken promise traps.
 //
 // Built by .ci/run with clang (-DKEYBLEND_BUILD_FUZZ=ON), seeded with tests/data and
 // ../shared/data/x, run for a bounded time under AddressSanitizer and UndefinedBehaviorSanitizer.
@@ -15,12 +17,24 @@ void require(bool promise) {
     if (!promise) __builtin_trap();
 }
 
-void check(const keyblend::io::xfile& x) {
+void check(const keyblend::io::xfile& x, const keyblend::io::load_options& options) {
     const keyblend::skeleton& s = x.skeleton;
-    for (std::size_t j = 0; j < s.size(); ++j)
+    for (std::size_t j = 0; j < s.size(); ++j) {
         require(s.parent(j) < static_cast<keyblend::joint_index>(j));
+        require(keyblend::is_finite(s.bind_model()[j]));
+    }
+    require(x.warnings.size() <= options.max_warnings);
+    for (const keyblend::io::load_warning& w : x.warnings)
+        require(!w.message.empty() && w.message.size() < 2000); // names as bounded excerpts
+    require(s.size() <= x.contents.frames);
+    require(x.meshes.size() <= x.contents.meshes);
+    require(x.animation_sets.size() == x.contents.animation_sets);
     for (const keyblend::io::xfile_mesh& m : x.meshes) {
         const std::size_t n = m.positions.size();
+        for (const glm::vec3& p : m.positions) require(keyblend::is_finite(p));
+        for (const glm::vec3& v : m.normal_values) require(keyblend::is_finite(v));
+        for (const glm::vec2& t : m.texcoords) require(keyblend::is_finite(t.x) && keyblend::is_finite(t.y));
+        for (float w : m.skin.weights) require(keyblend::is_finite(w));
         require(m.joint == keyblend::io::no_joint || m.joint < s.size());
         require(m.indices.size() == 3 * m.triangle_faces.size());
         for (std::uint32_t v : m.indices) require(v < n);
@@ -39,7 +53,7 @@ void check(const keyblend::io::xfile& x) {
         require(!k.bones.empty() || k.influences_per_vertex == 0);
         for (std::uint16_t b : k.bone_indices) require(b == 0 || b < k.bones.size());
         for (const keyblend::io::skin_bone& b : k.bones)
-            require(b.joint < s.size() && s.name(b.joint) == b.name);
+            require(b.joint < s.size() && s.name(b.joint) == b.name && keyblend::is_finite(b.offset));
     }
     for (const keyblend::io::xfile_animation_set& a : x.animation_sets) {
         require(static_cast<bool>(keyblend::validate_clip(a.clip, s)));
@@ -54,12 +68,17 @@ void check(const keyblend::io::xfile& x) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     for (keyblend::io::parse_mode mode :
          {keyblend::io::parse_mode::strict, keyblend::io::parse_mode::lenient}) {
+        // The default limits, but for a decompressed size that keeps each run quick: inputs up
+        // to -max_len can still inflate to 16 MB of amplified objects.
+        keyblend::io::load_options options;
+        options.mode = mode;
+        options.max_decompressed_bytes = std::size_t{16} << 20;
         const keyblend::result<keyblend::io::xfile> r =
-            keyblend::io::load_xfile_memory(data, size, {mode}, "fuzz");
+            keyblend::io::load_xfile_memory(data, size, options, "fuzz");
         if (r)
-            check(*r);
+            check(*r, options);
         else
-            require(!r.error().message.empty());
+            require(!r.error().message.empty() && r.error().message.size() < 2000);
     }
     return 0;
 }

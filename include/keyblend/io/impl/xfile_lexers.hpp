@@ -26,7 +26,10 @@
 //                                binary: opens the next INTEGER_LIST if none is open and returns
 //                                how many of its integers are left, p at the first (little-endian
 //                                uint32s); text: 0 (the caller reads value by value)
-//   void skip_uints(k)           consumes k of those integers (k <= what uint_run returned)
+//   std::size_t float_run(const unsigned char*& p)
+//                                the same for the 32-bit floats of a FLOAT_LIST (0 in text and for
+//                                64-bit floats, which are read value by value)
+//   void skip_run(k)             consumes k of the values a run returned
 //   bool skip_token()            any one token (a whole list in binary); false at the end
 //   bool skip_to_depth(d)        consumes tokens until depth() == d; false if the input ends first
 //   std::string describe()       the next token, for "found ..." in messages
@@ -49,9 +52,11 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace keyblend {
 namespace io {
+inline namespace KEYBLEND_IO_GLM_LAYOUT {
 namespace impl {
 
 enum class token : unsigned char {
@@ -67,13 +72,14 @@ enum class token : unsigned char {
     invalid,     ///< a token that cannot be read (truncated, unknown binary token id)
 };
 
-/// Appends at most `limit` characters of `s` (with "..." when cut), for messages.
 /// The little-endian uint32 at p (binary .X numbers and counts), whatever the host's byte order.
 inline std::uint32_t load_le32(const unsigned char* p) noexcept {
     return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
            (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
 }
 
+/// Appends at most `limit` characters of `s` (with "..." when cut), for messages; bytes outside
+/// printable ASCII (NUL included, which would cut a C string short) become \\xHH.
 inline void append_excerpt(std::string& out, std::string_view s, std::size_t limit = 40) {
     for (std::size_t i = 0; i < s.size() && i < limit; ++i) {
         const unsigned char c = static_cast<unsigned char>(s[i]);
@@ -87,6 +93,26 @@ inline void append_excerpt(std::string& out, std::string_view s, std::size_t lim
         }
     }
     if (s.size() > limit) out += "...";
+}
+
+/// "'name'" with at most `limit` characters of the name, escaped (see append_excerpt): names in
+/// messages never copy more than that of what the file says.
+inline std::string quoted_excerpt(std::string_view s, std::size_t limit = 64) {
+    std::string out = "'";
+    append_excerpt(out, s, limit);
+    out += "'";
+    return out;
+}
+
+/// A 64-bit float of a binary file as a float: out-of-range values become infinities (the
+/// conversion alone would be undefined), NaN stays NaN.
+inline float narrow_to_float(double d) noexcept {
+    if (is_nan(d)) return std::numeric_limits<float>::quiet_NaN();
+    if (d > static_cast<double>(std::numeric_limits<float>::max()))
+        return std::numeric_limits<float>::infinity();
+    if (d < -static_cast<double>(std::numeric_limits<float>::max()))
+        return -std::numeric_limits<float>::infinity();
+    return static_cast<float>(d);
 }
 
 inline std::string decompressed_suffix(bool decompressed) {
@@ -165,6 +191,62 @@ inline const char* parse_decimal_exactly(const char* p, const char* end, float& 
     return p;
 }
 
+struct line_position {
+    std::size_t line = 1, column = 1;
+};
+
+/// Line and column of any offset in a text, in time independent of the offset: the number of line
+/// breaks before every 64 KiB checkpoint and the last break before it, counted once, on the first
+/// query. A query then looks at most 64 KiB back. (Messages come in any order: the assembler
+/// reports problems found after the whole file was read.)
+class line_index {
+public:
+    line_position locate(const char* text, std::size_t size, std::size_t offset) {
+        if (!built_) build(text, size);
+        const std::size_t k = offset >> chunk_bits;
+        const std::size_t base = k << chunk_bits;
+        const char* from = text + base;
+        const char* to = text + offset;
+        line_position out;
+        out.line = checkpoints_[k].breaks + 1 +
+                   static_cast<std::size_t>(std::count(from, to, '\n'));
+        std::size_t line_start = checkpoints_[k].line_start;
+        for (const char* p = to; p != from; --p)
+            if (p[-1] == '\n') {
+                line_start = static_cast<std::size_t>(p - text);
+                break;
+            }
+        out.column = offset - line_start + 1;
+        return out;
+    }
+
+private:
+    static constexpr unsigned chunk_bits = 16;
+    struct checkpoint {
+        std::size_t breaks = 0;     // '\n' before the checkpoint
+        std::size_t line_start = 0; // the offset after the last of them (0 when none)
+    };
+
+    void build(const char* text, std::size_t size) {
+        checkpoints_.resize((size >> chunk_bits) + 1);
+        checkpoint c;
+        for (std::size_t k = 0; k < checkpoints_.size(); ++k) {
+            checkpoints_[k] = c;
+            const std::size_t begin = k << chunk_bits;
+            const std::size_t end = std::min(size, begin + (std::size_t{1} << chunk_bits));
+            for (std::size_t p = begin; p < end; ++p)
+                if (text[p] == '\n') {
+                    ++c.breaks;
+                    c.line_start = p + 1;
+                }
+        }
+        built_ = true;
+    }
+
+    std::vector<checkpoint> checkpoints_;
+    bool built_ = false;
+};
+
 class text_lexer {
 public:
     /// `data` is the whole file (header included, so that lines and columns count from its
@@ -190,6 +272,7 @@ public:
 
     std::size_t offset() const noexcept { return static_cast<std::size_t>(pos_ - begin_); }
     std::size_t last_offset() const noexcept { return static_cast<std::size_t>(last_ - begin_); }
+    std::size_t size() const noexcept { return static_cast<std::size_t>(end_ - begin_); }
     std::size_t depth() const noexcept { return depth_; }
 
     void take_brace() {
@@ -270,7 +353,11 @@ public:
             p = after;
         } else {
             const std::from_chars_result r = std::from_chars(p, end_, v);
-            if (r.ec != std::errc()) return false; // not a number, or beyond float's range
+            if (r.ec == std::errc::result_out_of_range) {
+                v = out_of_range(p, r.ptr); // as the conversion of a 64-bit binary float does
+            } else if (r.ec != std::errc()) {
+                return false; // not a number
+            }
             p = r.ptr;
         }
         if (p != end_ && *p == '#') {
@@ -300,7 +387,8 @@ public:
     }
 
     std::size_t uint_run(const unsigned char*&) const noexcept { return 0; }
-    void skip_uints(std::size_t) noexcept {}
+    std::size_t float_run(const unsigned char*&) const noexcept { return 0; }
+    void skip_run(std::size_t) noexcept {}
 
     std::size_t read_floats(float* out, std::size_t n) {
         std::size_t i = 0;
@@ -351,23 +439,11 @@ public:
 
     std::string where(std::size_t offset) const {
         offset = std::min(offset, static_cast<std::size_t>(end_ - begin_));
-        // Counting lines is linear in the offset; messages mostly come in file order, so carry on
-        // from the last place counted.
-        if (offset < where_offset_) {
-            where_offset_ = 0;
-            where_line_ = 1;
-            where_line_start_ = 0;
-        }
-        for (std::size_t p = where_offset_; p < offset; ++p)
-            if (begin_[p] == '\n') {
-                ++where_line_;
-                where_line_start_ = p + 1;
-            }
-        where_offset_ = offset;
-        const std::string lc = "line " + std::to_string(where_line_) + ", column " +
-                               std::to_string(offset - where_line_start_ + 1);
-        if (!decompressed_) return lc;
-        return "byte offset " + std::to_string(offset) + decompressed_suffix(true) + " (" + lc +
+        const line_position lc = lines_.locate(begin_, static_cast<std::size_t>(end_ - begin_), offset);
+        const std::string text = "line " + std::to_string(lc.line) + ", column " +
+                                 std::to_string(lc.column);
+        if (!decompressed_) return text;
+        return "byte offset " + std::to_string(offset) + decompressed_suffix(true) + " (" + text +
                ")";
     }
 
@@ -378,6 +454,19 @@ public:
 
 private:
     static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+    /// The float of a decimal in [p, e) beyond float's range: infinity when it is too large,
+    /// zero when too small (the sign kept either way).
+    static float out_of_range(const char* p, const char* e) {
+        double d = 0.0;
+        const std::from_chars_result r = std::from_chars(p, e, d);
+        if (r.ec == std::errc()) return narrow_to_float(d);
+        const bool negative = p != e && *p == '-';
+        const char* exponent = std::find_if(p, e, [](char c) { return c == 'e' || c == 'E'; });
+        const bool tiny = exponent != e && exponent + 1 != e && exponent[1] == '-';
+        const float magnitude = tiny ? 0.0f : std::numeric_limits<float>::infinity();
+        return negative ? -magnitude : magnitude;
+    }
     static bool starts_number(char c) { return is_digit(c) || c == '-' || c == '+' || c == '.'; }
 
     const char* find(const char* from, char c) const {
@@ -411,10 +500,7 @@ private:
     const char* last_;
     std::size_t depth_ = 0;
     bool decompressed_;
-    // where()'s place in the count of lines.
-    mutable std::size_t where_offset_ = 0;
-    mutable std::size_t where_line_ = 1;
-    mutable std::size_t where_line_start_ = 0;
+    mutable line_index lines_; // built on the first where()
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -482,6 +568,7 @@ public:
     std::size_t offset() const noexcept {
         return static_cast<std::size_t>((list_left_ > 0 ? list_ : pos_) - begin_);
     }
+    std::size_t size() const noexcept { return static_cast<std::size_t>(end_ - begin_); }
     std::size_t last_offset() const noexcept { return static_cast<std::size_t>(last_ - begin_); }
     std::size_t depth() const noexcept { return depth_; }
 
@@ -542,7 +629,7 @@ public:
         if (float_bytes_ == 8) {
             double d;
             std::memcpy(&d, list_, 8);
-            out = static_cast<float>(d);
+            out = narrow_to_float(d);
             list_ += 8;
         } else {
             std::memcpy(&out, list_, 4);
@@ -577,7 +664,14 @@ public:
         return list_left_;
     }
 
-    void skip_uints(std::size_t k) noexcept {
+    std::size_t float_run(const unsigned char*& p) {
+        if (float_bytes_ != 4 || !open_list(true)) return 0;
+        p = list_;
+        return list_left_;
+    }
+
+    /// Consumes k values of the open list, which uint_run or float_run returned (4 bytes each).
+    void skip_run(std::size_t k) noexcept {
         if (k == 0) return;
         last_ = list_ + 4 * (k - 1);
         list_ += 4 * k;
@@ -596,7 +690,7 @@ public:
                 for (std::size_t k = 0; k < run; ++k) {
                     double d;
                     std::memcpy(&d, list_ + 8 * k, 8);
-                    out[i + k] = static_cast<float>(d);
+                    out[i + k] = narrow_to_float(d);
                 }
             }
             list_ += float_bytes_ * run;
@@ -731,5 +825,6 @@ private:
 };
 
 } // namespace impl
+} // namespace KEYBLEND_IO_GLM_LAYOUT
 } // namespace io
 } // namespace keyblend

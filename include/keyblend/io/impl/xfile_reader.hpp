@@ -5,33 +5,36 @@
 //
 // The reader knows the layouts of the standard templates it uses and reads their values in order,
 // as one stream of numbers (see xfile.hpp). It records what it reads in a `document`: frames,
-// meshes and sets as the file gives them, names unresolved. Resolving names (SkinWeights and
-// Animations to frames) and building keyblend's types happens afterwards (xfile.impl.hpp), once
-// every frame is known: a SkinWeights may name a frame that comes later in the file.
+// meshes and sets as the file gives them, names unresolved; values that need no name (vertex data,
+// keys) are checked and, in lenient mode, repaired here, where their place is known. Resolving
+// names (SkinWeights and Animations to frames) and building keyblend's types happens afterwards
+// (xfile.impl.hpp), once every frame is known: a SkinWeights may name a frame that comes later.
 #pragma once
 
 #include "xfile_lexers.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 namespace keyblend {
 namespace io {
+inline namespace KEYBLEND_IO_GLM_LAYOUT {
 namespace impl {
 
 /// Nesting deeper than this is refused (the reader recurses once per level).
 inline constexpr std::size_t max_nesting = 256;
-/// Lenient mode gives up after this many warnings: the input is not a damaged .X file.
-inline constexpr std::size_t max_warnings = 1000;
 
 inline constexpr std::size_t no_frame = static_cast<std::size_t>(-1);
 
@@ -49,6 +52,7 @@ struct skin_record {
     std::vector<std::uint32_t> vertices;
     std::vector<float> weights;
     glm::mat4 offset_matrix = glm::mat4(1.0f);
+    bool offset_finite = true; // false: lenient mode replaces it (xfile.impl.hpp)
     std::size_t offset = 0;
 };
 
@@ -56,8 +60,13 @@ struct mesh_record {
     xfile_mesh mesh;
     std::size_t frame = no_frame; // the enclosing Frame's index, or no_frame
     std::vector<std::uint32_t> face_sizes;
+    std::vector<bool> face_dropped; // empty, or per face: it makes no triangle (lenient mode)
     std::vector<skin_record> skins;
     std::size_t offset = 0;
+
+    bool makes_triangles(std::uint32_t f) const {
+        return face_sizes[f] >= 3 && (face_dropped.empty() || !face_dropped[f]);
+    }
 };
 
 struct animation_record {
@@ -84,20 +93,17 @@ struct ticks_record {
     std::size_t offset = 0;
 };
 
-struct named_material {
-    std::string name;
-    std::string guid;
-    xfile_material material;
-};
-
 /// What the reader found, before names are resolved.
 struct document {
     std::vector<frame_record> frames;
     std::vector<mesh_record> meshes;
     std::vector<set_record> sets;
     std::vector<ticks_record> ticks;
-    std::vector<named_material> materials; // top-level, for `{ Name }` references
-    std::vector<error> warnings;
+    std::vector<xfile_material> materials; // top-level, for `{ Name }` references
+    // The latest top-level Material with each name / GUID: an index into `materials`.
+    std::unordered_map<std::string, std::size_t> material_by_name, material_by_guid;
+    std::vector<load_warning> warnings;
+    xfile_contents contents;
 };
 
 inline bool same_bits(const glm::vec3& a, const glm::vec3& b) {
@@ -119,31 +125,44 @@ struct reference_to {
     std::string guid;
     std::size_t offset = 0;
 
-    /// "'Name'", or "<GUID>" for a reference by GUID alone.
+    /// "'Name'", or "<GUID>" for a reference by GUID alone (both as bounded excerpts).
     std::string label() const {
-        return name.empty() ? "<" + guid + ">" : "'" + std::string(name) + "'";
+        if (!name.empty()) return quoted_excerpt(name);
+        std::string out = "<";
+        append_excerpt(out, guid, 64);
+        return out + ">";
     }
+};
+
+/// Problems of one kind in one object: the first is described, the others counted, so that a
+/// broken file gives one warning per object and kind, not one per value.
+struct tally {
+    std::size_t count = 0;
+    load_warning first;
 };
 
 template <class Lexer>
 class reader {
 public:
-    reader(Lexer& lex, const xfile_options& options, std::string_view source, document& doc)
-        : lex_(lex), lenient_(options.mode == parse_mode::lenient), source_(source), doc_(doc) {}
+    reader(Lexer& lex, const load_options& options, std::string_view source, document& doc)
+        : lex_(lex), options_(options), lenient_(options.mode == parse_mode::lenient),
+          source_(source), doc_(doc) {}
 
-    /// Reads the whole stream. False with error() set on failure.
+    /// Reads the whole stream. False with failure() set on failure.
     bool run() {
         for (;;) {
-            if (too_many_) return false;
+            if (halted_) return false;
             const token t = lex_.peek();
-            if (t == token::end) return true;
+            if (t == token::end) break;
             if (top_level_item(t)) continue;
-            if (!lenient_ || too_many_) return false;
-            warn(std::move(error_));
-            if (fatal_) return !too_many_; // the rest cannot be read: keep what came before
-            if (!lex_.skip_token() || !lex_.skip_to_depth(0)) return true;
-            if (too_many_) return false;
+            if (halted_ || !lenient_) return false;
+            if (!warn(dropped(std::move(error_), "the object is dropped"))) return false;
+            if (fatal_) break; // the rest cannot be read: keep what came before
+            if (!lex_.skip_token() || !lex_.skip_to_depth(0)) break;
         }
+        return settle(frame_references_, warning_action::dropped,
+                      "references inside frames are ignored (instancing is not supported)") &&
+               !halted_;
     }
 
     const error& failure() const { return error_; }
@@ -159,26 +178,37 @@ public:
     }
 
 private:
-    // --- errors -------------------------------------------------------------------------------
+    // --- errors and warnings ------------------------------------------------------------------
 
-    /// Records an error at `offset` in the current object's context; returns false.
-    bool fail(errc code, std::size_t offset, std::string_view what,
-              std::size_t index = error::no_index) {
+    /// "<source>: <place>: <Type 'name'>: <what>" for the object being read.
+    std::string located(std::size_t offset, std::string_view what) const {
         std::string m(source_);
         m += ": ";
         m += lex_.where(offset);
         m += ": ";
         if (!type_.empty()) {
-            m += type_;
+            append_excerpt(m, type_, 64);
             if (!name_.empty()) {
-                m += " '";
-                append_excerpt(m, name_, 80);
-                m += "'";
+                m += " ";
+                m += quoted_excerpt(name_);
             }
             m += ": ";
         }
         m += what;
-        error_ = keyblend::impl::make_error(code, std::move(m), index);
+        return m;
+    }
+
+    /// Records an error at `offset` in the current object's context; returns false.
+    bool fail(errc code, std::size_t offset, std::string_view what,
+              std::size_t index = error::no_index) {
+        error_ = keyblend::impl::make_error(code, located(offset, what), index);
+        return false;
+    }
+
+    /// Ends the load, in either mode (a limit, or too many warnings); returns false.
+    bool halt(error e) {
+        error_ = std::move(e);
+        halted_ = true;
         return false;
     }
 
@@ -194,26 +224,95 @@ private:
         return fail(errc::parse_error, lex_.offset(), m);
     }
 
-    /// In lenient mode records a warning and returns true (false once there are too many); in
-    /// strict mode fails.
-    bool problem(errc code, std::size_t offset, std::string_view what,
-                 std::size_t index = error::no_index) {
-        fail(code, offset, what, index);
-        if (!lenient_) return false;
-        warn(std::move(error_));
-        return !too_many_;
+    static load_warning dropped(error e, std::string_view consequence) {
+        load_warning w;
+        static_cast<error&>(w) = std::move(e);
+        w.message += "; ";
+        w.message += consequence;
+        w.action = warning_action::dropped;
+        return w;
     }
 
-    void warn(error e) {
-        if (doc_.warnings.size() >= max_warnings) {
-            too_many_ = true;
-            error_ = keyblend::impl::make_error(
+    /// Adds a warning; false (and the load ends) past load_options::max_warnings.
+    bool warn(load_warning w) {
+        if (doc_.warnings.size() >= options_.max_warnings)
+            return halt(keyblend::impl::make_error(
                 errc::parse_error, std::string(source_) + ": more than " +
-                                       std::to_string(max_warnings) +
-                                       " problems; giving up (this is not a damaged .X file)");
-            return;
+                                       std::to_string(options_.max_warnings) +
+                                       " problems (load_options::max_warnings); giving up (this "
+                                       "is not a damaged .X file)"));
+        doc_.warnings.push_back(std::move(w));
+        return true;
+    }
+
+    bool warn(warning_action action, errc code, std::size_t offset, std::string_view what) {
+        load_warning w;
+        w.code = code;
+        w.message = message(offset, what);
+        w.action = action;
+        return warn(std::move(w));
+    }
+
+    /// A problem in the file. Strict mode: fails. Lenient mode: a warning with `action`, its
+    /// message ending with `consequence`; false only when that is one warning too many.
+    bool problem(errc code, std::size_t offset, std::string_view what, warning_action action,
+                 std::string_view consequence, std::size_t index = error::no_index) {
+        fail(code, offset, what, index);
+        if (!lenient_) return false;
+        load_warning w;
+        static_cast<error&>(w) = std::move(error_);
+        w.message += "; ";
+        w.message += consequence;
+        w.action = action;
+        return warn(std::move(w));
+    }
+
+    /// One problem of a kind that may repeat within an object. Strict mode: fails, with `what()`.
+    /// Lenient mode: counted in `t` (only the first one's message is built); settle() reports.
+    template <class What>
+    bool flag(tally& t, errc code, std::size_t offset, std::size_t index, What&& what) {
+        if (!lenient_) return fail(code, offset, what(), index);
+        if (t.count++ == 0) {
+            t.first.code = code;
+            t.first.message = located(offset, what());
+            t.first.index = index;
         }
-        doc_.warnings.push_back(std::move(e));
+        return true;
+    }
+
+    /// Something keyblend does not keep, counted in `t` in either mode (a limitation of keyblend,
+    /// not a problem of the file); settle() reports it.
+    template <class What>
+    void note(tally& t, errc code, std::size_t offset, What&& what) {
+        if (t.count++ > 0) return;
+        t.first.code = code;
+        t.first.message = located(offset, what());
+    }
+
+    /// Reports a tally as one warning; false only when that is one warning too many.
+    bool settle(tally& t, warning_action action, std::string_view consequence) {
+        if (t.count == 0) return true;
+        load_warning w = std::move(t.first);
+        w.message += "; ";
+        w.message += consequence;
+        if (t.count > 1)
+            w.message += " (" + std::to_string(t.count) + " such problems here; the first is named)";
+        w.action = action;
+        t = tally{};
+        return warn(std::move(w));
+    }
+
+    /// Counts `add` more of something against a load_options limit; false (the load ends) past it.
+    bool within(std::size_t& used, std::size_t add, std::size_t limit, const char* option,
+                const char* what, std::size_t offset) {
+        if (add <= limit && used <= limit - add) {
+            used += add;
+            return true;
+        }
+        return halt(keyblend::impl::make_error(
+            errc::unsupported, message(offset, std::string("the file has more ") + what +
+                                                   " than load_options::" + option + " (" +
+                                                   std::to_string(limit) + ") allows")));
     }
 
     /// Runs `parse` for an object whose '{' was just read. In lenient mode, a failure that is not
@@ -225,9 +324,10 @@ private:
         name_ = h.name;
         const std::size_t depth = lex_.depth();
         bool ok = parse();
-        if (!ok && lenient_ && !fatal_ && !too_many_) {
-            warn(std::move(error_));
-            ok = !too_many_;
+        if (!ok && lenient_ && !fatal_ && !halted_) {
+            ok = warn(dropped(std::move(error_), h.type == "Frame"
+                                                     ? "the rest of the Frame is skipped"
+                                                     : "the object is dropped"));
             if (ok && !lex_.skip_to_depth(depth - 1))
                 ok = expected("'}' closing the dropped object");
         }
@@ -274,30 +374,67 @@ private:
         return expected(std::string(what) + " (a number)");
     }
 
-    /// n vectors of N floats, read as one run of floats (binary lists are copied in bulk).
-    template <int N, class Vec>
-    bool vectors(std::vector<Vec>& out, std::size_t n, const char* what) {
-        // Straight into the vectors' floats (GLM's vecN are N packed floats, as value_ptr uses).
-        static_assert(sizeof(Vec) == N * sizeof(float), "packed float vectors");
+    /// n vectors of N floats, as one run of floats: member by member into the vectors, whatever
+    /// GLM's layout (no array of vectors is taken for floats). Binary 32-bit float lists are read
+    /// in place, whole vectors at a time; other values (text, 64-bit floats, a vector split
+    /// across lists) through a small buffer. A vector with NaN or infinity becomes zero after
+    /// `on_non_finite(i)` (which fails in strict mode).
+    template <int N, class Vec, class OnNonFinite>
+    bool vectors(std::vector<Vec>& out, std::size_t n, const char* what,
+                 OnNonFinite&& on_non_finite) {
+        static_assert(N == 2 || N == 3, "vec2 or vec3");
+        constexpr std::size_t chunk = 512;
+        float buffer[chunk * N];
         out.resize(n);
-        return n == 0 || reals(glm::value_ptr(out[0]), n * N, what);
-    }
-
-    /// The n indices of face f into face_, each below `limit`. An index out of range is reported
-    /// at the face's corner count, naming the corner.
-    bool face(std::uint32_t n, std::size_t limit, std::uint32_t f, const char* what,
-              const char* limit_name) {
-        const std::size_t at = lex_.last_offset();
-        face_.resize(n);
-        if (lex_.read_uints(face_.data(), n) != n)
-            return expected(std::string("a ") + what + " (an integer)");
-        for (std::uint32_t c = 0; c < n; ++c)
-            if (face_[c] >= limit)
-                return fail(errc::parse_error, at,
-                            "face " + std::to_string(f) + ", corner " + std::to_string(c) + ": " +
-                                what + " " + std::to_string(face_[c]) + " is out of range (" +
-                                limit_name + " " + std::to_string(limit) + ")",
-                            face_[c]);
+        std::size_t done = 0;
+        // Sets the next m vectors from the m * N floats `value(i)` gives.
+        const auto fill = [&](std::size_t m, auto&& value) {
+            // Finite unless the exponent is all ones: adding 1 to the exponent then carries into
+            // the sign bit. Integer arithmetic only, which compilers vectorise (is_finite's
+            // branch per value would not be).
+            std::uint32_t carries = 0;
+            for (std::size_t i = 0; i < m * N; ++i) {
+                std::uint32_t bits;
+                const float f = value(i);
+                std::memcpy(&bits, &f, 4);
+                carries |= (bits & 0x7f800000u) + 0x00800000u;
+            }
+            const bool all_finite = (carries & 0x80000000u) == 0;
+            Vec* o = out.data() + done;
+            for (std::size_t k = 0; k < m; ++k) {
+                o[k].x = value(k * N);
+                o[k].y = value(k * N + 1);
+                if constexpr (N == 3) o[k].z = value(k * N + 2);
+            }
+            done += m;
+            if (all_finite) return true;
+            for (std::size_t k = done - m; k < done; ++k) {
+                bool finite = is_finite(out[k].x) && is_finite(out[k].y);
+                if constexpr (N == 3) finite = finite && is_finite(out[k].z);
+                if (finite) continue;
+                if (!on_non_finite(k)) return false;
+                out[k] = Vec(0.0f);
+            }
+            return true;
+        };
+        while (done < n) {
+            const unsigned char* p = nullptr;
+            const std::size_t whole = std::min(lex_.float_run(p) / N, n - done);
+            if (whole > 0) {
+                const bool ok = fill(whole, [p](std::size_t i) {
+                    float f;
+                    std::memcpy(&f, p + 4 * i, 4); // little-endian, as the file
+                    return f;
+                });
+                lex_.skip_run(whole * N);
+                if (!ok) return false;
+                continue;
+            }
+            const std::size_t m = std::min(chunk, n - done);
+            if (!reals(buffer, m * N, what) ||
+                !fill(m, [&buffer](std::size_t i) { return buffer[i]; }))
+                return false;
+        }
         return true;
     }
 
@@ -327,8 +464,19 @@ private:
             used += 1 + std::size_t{n};
             ++f;
         }
-        lex_.skip_uints(used);
+        lex_.skip_run(used);
         return used > 0;
+    }
+
+    /// The corner count and indices of one face into face_ (value by value). `at` is where the
+    /// count was read.
+    bool face(std::uint32_t& n, std::size_t& at, const char* what) {
+        if (!count(n, "nFaceVertexIndices", 1)) return false;
+        at = lex_.last_offset();
+        if (face_.size() < n) face_.resize(n); // proven by the count
+        if (lex_.read_uints(face_.data(), n) != n)
+            return expected(std::string("a ") + what + " (an integer)");
+        return true;
     }
 
     bool vec3(glm::vec3& v, const char* what) {
@@ -357,8 +505,11 @@ private:
         if (lex_.peek() == token::name && !lex_.read_name(h.name))
             return expected("an object name");
         if (lex_.peek() != token::open_brace)
-            return expected("'{' after '" + std::string(h.type) + "'");
+            return expected("'{' after " + quoted_excerpt(h.type));
         lex_.take_brace();
+        if (!within(objects_, 1, options_.max_objects, "max_objects",
+                    "data objects and Material references", h.offset))
+            return false;
         if (lex_.depth() > max_nesting)
             return fail(errc::parse_error, h.offset,
                         "data objects nested more than " + std::to_string(max_nesting) + " deep");
@@ -442,7 +593,10 @@ private:
             return nested(h, [&] {
                 xfile_material m;
                 if (!material(h, m)) return false;
-                doc_.materials.push_back({std::string(h.name), h.guid, std::move(m)});
+                const std::size_t index = doc_.materials.size();
+                doc_.materials.push_back(std::move(m));
+                if (!h.name.empty()) doc_.material_by_name[std::string(h.name)] = index;
+                if (!h.guid.empty()) doc_.material_by_guid[h.guid] = index;
                 return true;
             });
         if (h.type == "AnimationSet") return nested(h, [&] { return animation_set(h); });
@@ -451,8 +605,11 @@ private:
     }
 
     bool frame(const object_header& h, joint_index parent) {
+        if (!within(frames_, 1, options_.max_joints, "max_joints", "frames", h.offset))
+            return false;
         if (doc_.frames.size() >= static_cast<std::size_t>(std::numeric_limits<joint_index>::max()))
-            return fail(errc::parse_error, h.offset, "too many frames");
+            return fail(errc::unsupported, h.offset, "too many frames");
+        ++doc_.contents.frames;
         const auto index = static_cast<joint_index>(doc_.frames.size());
         doc_.frames.push_back(
             {std::string(h.name), h.guid, parent, glm::mat4(1.0f), false, h.offset});
@@ -468,12 +625,9 @@ private:
             },
             [&](const reference_to& ref) {
                 // D3DX would instance the referenced object here; keyblend does not.
-                warn(keyblend::impl::make_error(
-                    errc::unsupported,
-                    message(ref.offset, "Frame '" + std::string(h.name) + "': the reference to " +
-                                            ref.label() +
-                                            " is ignored (instancing is not supported)")));
-                return !too_many_;
+                note(frame_references_, errc::unsupported, ref.offset,
+                     [&] { return "the reference to " + ref.label() + " is ignored"; });
+                return true;
             });
     }
 
@@ -483,51 +637,89 @@ private:
             return fail(errc::duplicate, h.offset, "the frame already has a FrameTransformMatrix");
         glm::mat4 m;
         if (!matrix(m, "frameMatrix")) return false;
-        if (!is_finite(m))
-            return fail(errc::non_finite, lex_.last_offset(), "the matrix has NaN or infinity");
+        const std::size_t at = lex_.last_offset();
         if (!end()) return false;
+        if (!is_finite(m))
+            return problem(errc::non_finite, at, "the matrix has NaN or infinity",
+                           warning_action::repaired, "the frame keeps the identity");
         f.bind = m;
         f.has_matrix = true;
         return true;
     }
 
     bool mesh(const object_header& h, std::size_t frame) {
+        if (!within(meshes_, 1, options_.max_meshes, "max_meshes", "Mesh objects", h.offset))
+            return false;
+        ++doc_.contents.meshes;
         mesh_record r;
         r.mesh.name = std::string(h.name);
         r.frame = frame;
         r.offset = h.offset;
         std::uint32_t vertex_count = 0, face_count = 0;
         if (!count(vertex_count, "nVertices", 3)) return false;
-        if (!vectors<3>(r.mesh.positions, vertex_count, "a vertex coordinate")) return false;
-        if (!count(face_count, "nFaces", 4)) return false;
+        const std::size_t vertices_at = lex_.last_offset();
+        if (!within(vertices_, vertex_count, options_.max_vertices, "max_vertices", "vertices",
+                    vertices_at))
+            return false;
+        tally non_finite;
+        if (!vectors<3>(r.mesh.positions, vertex_count, "a vertex coordinate", [&](std::size_t i) {
+                return flag(non_finite, errc::non_finite, vertices_at, i, [&] {
+                    return "vertex " + std::to_string(i) + " has NaN or infinity";
+                });
+            }))
+            return false;
+        if (!settle(non_finite, warning_action::repaired, "set to (0, 0, 0)")) return false;
+        if (!count(face_count, "nFaces", 1)) return false;
         r.mesh.face_count = face_count;
-        r.face_sizes.reserve(face_count);
-        r.mesh.indices.reserve(std::size_t{face_count} * 3);
-        r.mesh.triangle_faces.reserve(face_count);
+        // Each face takes at least 4 values to make a triangle: what is worth reserving.
+        const std::size_t likely = std::min<std::size_t>(face_count, lex_.max_values_left() / 4);
+        r.face_sizes.reserve(likely);
+        r.mesh.indices.reserve(likely * 3);
+        r.mesh.triangle_faces.reserve(likely);
         const auto add_face = [&r](std::uint32_t f, const std::uint32_t* corner, std::uint32_t n) {
+            r.face_sizes.push_back(n);
+            if (!r.makes_triangles(f)) return;
             for (std::uint32_t c = 2; c < n; ++c) {
                 r.mesh.indices.push_back(corner[0]);
                 r.mesh.indices.push_back(corner[c - 1]);
                 r.mesh.indices.push_back(corner[c]);
                 r.mesh.triangle_faces.push_back(f);
             }
-            r.face_sizes.push_back(n);
         };
+        tally bad_faces;
         for (std::uint32_t f = 0; f < face_count;) {
-            if (bulk_faces(f, face_count, vertex_count, [](std::uint32_t, std::uint32_t n) { return n >= 3; },
-                           add_face))
+            if (bulk_faces(
+                    f, face_count, vertex_count,
+                    [](std::uint32_t, std::uint32_t n) { return n >= 3; }, add_face))
                 continue;
             std::uint32_t n = 0;
-            if (!count(n, "nFaceVertexIndices", 1)) return false;
-            if (n < 3)
-                return fail(errc::parse_error, lex_.last_offset(),
-                            "face " + std::to_string(f) + " has " + std::to_string(n) +
-                                " corners; a face needs 3 or more",
-                            f);
-            if (!face(n, vertex_count, f, "vertex index", "nVertices")) return false;
+            std::size_t at = 0;
+            if (!face(n, at, "vertex index")) return false;
+            std::uint32_t bad = n;
+            for (std::uint32_t c = 0; c < n && bad == n; ++c)
+                if (face_[c] >= vertex_count) bad = c;
+            if (n < 3 || bad < n) {
+                const bool ok =
+                    n < 3 ? flag(bad_faces, errc::parse_error, at, f,
+                                 [&] {
+                                     return "face " + std::to_string(f) + " has " +
+                                            std::to_string(n) + " corners; a face needs 3 or more";
+                                 })
+                          : flag(bad_faces, errc::parse_error, at, face_[bad], [&] {
+                                return "face " + std::to_string(f) + ", corner " +
+                                       std::to_string(bad) + ": vertex index " +
+                                       std::to_string(face_[bad]) +
+                                       " is out of range (nVertices " +
+                                       std::to_string(vertex_count) + ")";
+                            });
+                if (!ok) return false;
+                r.face_dropped.resize(face_count, false);
+                r.face_dropped[f] = true;
+            }
             add_face(f, face_.data(), n);
             ++f;
         }
+        if (!settle(bad_faces, warning_action::dropped, "the face makes no triangle")) return false;
         bool has_normals = false, has_texcoords = false, has_materials = false, has_header = false;
         const auto once = [&](bool& seen, const object_header& c) {
             if (!seen) return seen = true;
@@ -559,37 +751,56 @@ private:
         xfile_mesh& m = r.mesh;
         std::uint32_t normal_count = 0, face_count = 0;
         if (!count(normal_count, "nNormals", 3)) return false;
+        const std::size_t values_at = lex_.last_offset();
         std::vector<glm::vec3> values;
-        if (!vectors<3>(values, normal_count, "a normal coordinate")) return false;
-        if (!count(face_count, "nFaceNormals", 4)) return false;
+        tally non_finite;
+        if (!vectors<3>(values, normal_count, "a normal coordinate", [&](std::size_t i) {
+                return flag(non_finite, errc::non_finite, values_at, i, [&] {
+                    return "normal " + std::to_string(i) + " has NaN or infinity";
+                });
+            }))
+            return false;
+        if (!count(face_count, "nFaceNormals", 1)) return false;
         if (face_count != r.face_sizes.size())
             return fail(errc::parse_error, lex_.last_offset(),
                         "nFaceNormals is " + std::to_string(face_count) + ", the mesh has " +
                             std::to_string(r.face_sizes.size()) + " faces");
         std::vector<std::uint32_t> corners;
         corners.reserve(m.indices.size());
-        const auto add_face = [&corners](std::uint32_t, const std::uint32_t* corner, std::uint32_t n) {
+        const auto add_face = [&](std::uint32_t f, const std::uint32_t* corner, std::uint32_t n) {
+            if (!r.makes_triangles(f)) return;
             for (std::uint32_t c = 2; c < n; ++c) {
                 corners.push_back(corner[0]);
                 corners.push_back(corner[c - 1]);
                 corners.push_back(corner[c]);
             }
         };
-        const auto same_corners = [&r](std::uint32_t f, std::uint32_t n) { return n == r.face_sizes[f]; };
+        const auto same_corners = [&r](std::uint32_t f, std::uint32_t n) {
+            return n == r.face_sizes[f];
+        };
         for (std::uint32_t f = 0; f < face_count;) {
             if (bulk_faces(f, face_count, normal_count, same_corners, add_face)) continue;
             std::uint32_t n = 0;
-            if (!uint(n, "nFaceVertexIndices")) return false;
+            std::size_t at = 0;
+            if (!face(n, at, "normal index")) return false;
             if (n != r.face_sizes[f])
-                return fail(errc::parse_error, lex_.last_offset(),
+                return fail(errc::parse_error, at,
                             "face normal " + std::to_string(f) + " has " + std::to_string(n) +
                                 " corners, the face has " + std::to_string(r.face_sizes[f]),
                             f);
-            if (!face(n, normal_count, f, "normal index", "nNormals")) return false;
+            for (std::uint32_t c = 0; c < n; ++c)
+                if (face_[c] >= normal_count)
+                    return fail(errc::parse_error, at,
+                                "face " + std::to_string(f) + ", corner " + std::to_string(c) +
+                                    ": normal index " + std::to_string(face_[c]) +
+                                    " is out of range (nNormals " + std::to_string(normal_count) +
+                                    ")",
+                                face_[c]);
             add_face(f, face_.data(), n);
             ++f;
         }
         if (!end()) return false;
+        if (!settle(non_finite, warning_action::repaired, "set to (0, 0, 0)")) return false;
         // Per-vertex normals from the corners: a vertex takes its first corner's normal.
         constexpr std::uint32_t unassigned = std::numeric_limits<std::uint32_t>::max();
         std::vector<std::uint32_t> first(m.positions.size(), unassigned);
@@ -599,7 +810,7 @@ private:
             if (given == unassigned)
                 given = corners[i];
             else if (given != corners[i] && !same_bits(values[given], values[corners[i]]))
-                ++conflicts; // compared by bits, so that a NaN normal equals itself
+                ++conflicts;
         }
         m.normals.assign(m.positions.size(), glm::vec3(0.0f));
         for (std::size_t v = 0; v < first.size(); ++v)
@@ -608,24 +819,32 @@ private:
         m.normal_values = std::move(values);
         m.normal_indices = std::move(corners);
         if (conflicts > 0)
-            warn(keyblend::impl::make_error(
-                errc::unsupported,
-                message(r.offset, "Mesh '" + m.name + "': " + std::to_string(conflicts) +
-                                      " face corners give their vertex a different normal than its "
-                                      "first corner; normals holds the first, normal_values and "
-                                      "normal_indices the exact data")));
+            return warn(warning_action::note, errc::unsupported, r.offset,
+                        "Mesh " + quoted_excerpt(m.name) + ": " + std::to_string(conflicts) +
+                            " face corners give their vertex a different normal than its first "
+                            "corner; normals holds the first, normal_values and normal_indices "
+                            "the exact data");
         return true;
     }
 
     bool texcoords(mesh_record& r) {
         std::uint32_t n = 0;
         if (!count(n, "nTextureCoords", 2)) return false;
+        const std::size_t values_at = lex_.last_offset();
         if (n != r.mesh.positions.size())
-            return fail(errc::parse_error, lex_.last_offset(),
+            return fail(errc::parse_error, values_at,
                         "nTextureCoords is " + std::to_string(n) + ", the mesh has " +
                             std::to_string(r.mesh.positions.size()) + " vertices");
         std::vector<glm::vec2> uv;
-        if (!vectors<2>(uv, n, "a texture coordinate") || !end()) return false;
+        tally non_finite;
+        if (!vectors<2>(uv, n, "a texture coordinate", [&](std::size_t i) {
+                return flag(non_finite, errc::non_finite, values_at, i, [&] {
+                    return "texture coordinate " + std::to_string(i) + " has NaN or infinity";
+                });
+            }))
+            return false;
+        if (!end()) return false;
+        if (!settle(non_finite, warning_action::repaired, "set to (0, 0)")) return false;
         r.mesh.texcoords = std::move(uv);
         return true;
     }
@@ -633,28 +852,38 @@ private:
     bool material_list(const object_header& h, mesh_record& r) {
         xfile_mesh& m = r.mesh;
         std::uint32_t material_count = 0, index_count = 0;
-        if (!count(material_count, "nMaterials", 1)) return false;
+        // nMaterials sizes nothing (materials are counted as they come): it needs no proof.
+        if (!uint(material_count, "nMaterials")) return false;
         if (!count(index_count, "nFaceIndexes", 1)) return false;
+        const std::size_t indexes_at = lex_.last_offset(); // bad indexes are reported here
         const std::size_t faces = r.face_sizes.size();
-        if (index_count > faces)
-            return fail(errc::parse_error, lex_.last_offset(),
-                        "nFaceIndexes is " + std::to_string(index_count) + ", the mesh has " +
-                            std::to_string(faces) + " faces");
-        std::vector<std::uint32_t> face_material(faces, 0);
-        const std::size_t indexes_at =
-            lex_.last_offset(); // nFaceIndexes: bad ones are reported here
+        std::vector<std::uint32_t> face_material(std::max<std::size_t>(faces, index_count), 0);
         if (lex_.read_uints(face_material.data(), index_count) != index_count)
             return expected("a face material index (an integer)");
-        for (std::uint32_t f = 0; f < index_count; ++f) {
-            if (face_material[f] >= material_count)
-                return fail(errc::parse_error, indexes_at,
-                            "face " + std::to_string(f) + ": material index " +
-                                std::to_string(face_material[f]) + " is out of range (nMaterials " +
-                                std::to_string(material_count) + ")",
-                            face_material[f]);
+        if (index_count > faces) {
+            if (!problem(errc::parse_error, indexes_at,
+                         "nFaceIndexes is " + std::to_string(index_count) + ", the mesh has " +
+                             std::to_string(faces) + " faces",
+                         warning_action::dropped, "the extra indexes are ignored"))
+                return false;
+            face_material.resize(faces);
+            index_count = static_cast<std::uint32_t>(faces);
         }
+        // Faces the list gives no index: the last index (D3DX, assimp).
         for (std::size_t f = index_count; f < faces && index_count > 0; ++f)
             face_material[f] = face_material[index_count - 1];
+        tally out_of_range;
+        for (std::uint32_t f = 0; f < index_count; ++f) {
+            if (face_material[f] < material_count) continue;
+            if (!flag(out_of_range, errc::parse_error, indexes_at, face_material[f], [&] {
+                    return "face " + std::to_string(f) + ": material index " +
+                           std::to_string(face_material[f]) + " is out of range (nMaterials " +
+                           std::to_string(material_count) + ")";
+                }))
+                return false;
+        }
+        if (!settle(out_of_range, warning_action::repaired, "the face uses a default material"))
+            return false;
         std::vector<xfile_material> materials;
         if (!body(
                 [&](const object_header& c) {
@@ -666,34 +895,30 @@ private:
                         return true;
                     });
                 },
-                [&](const reference_to& ref) {
-                    // The latest Material before the reference with that name (or GUID).
-                    for (auto it = doc_.materials.rbegin(); it != doc_.materials.rend(); ++it)
-                        if (ref.name.empty() ? !ref.guid.empty() && it->guid == ref.guid
-                                             : it->name == ref.name) {
-                            materials.push_back(it->material);
-                            return true;
-                        }
-                    if (!problem(errc::not_found, ref.offset,
-                                 "no Material " + ref.label() + " comes before this reference" +
-                                     (lenient_ ? "; a default material is used" : "")))
-                        return false;
-                    materials.emplace_back();
-                    materials.back().name = std::string(ref.name);
-                    return true;
-                }))
+                [&](const reference_to& ref) { return material_reference(ref, materials); }))
             return false;
-        if (materials.size() != material_count) {
-            if (!problem(errc::parse_error, h.offset,
-                         "nMaterials is " + std::to_string(material_count) + " but " +
-                             std::to_string(materials.size()) + " materials follow" +
-                             (lenient_ ? "; missing ones are default materials" : "")))
-                return false;
-            if (materials.size() < material_count) materials.resize(material_count);
-        }
+        if (materials.size() != material_count &&
+            !problem(errc::parse_error, h.offset,
+                     "nMaterials is " + std::to_string(material_count) + " but " +
+                         std::to_string(materials.size()) + " materials follow",
+                     warning_action::repaired,
+                     materials.size() < material_count
+                         ? "faces that use a missing one use a default material"
+                         : "all of them are kept"))
+            return false;
+        // Faces whose material the list does not hold (an index past nMaterials, or past the
+        // materials that follow) use one default material, appended: never nMaterials of them.
+        const std::size_t held = std::min<std::size_t>(materials.size(), material_count);
+        bool fallback = false;
+        for (std::size_t f = 0; f < faces && (material_count > 0 || index_count > 0); ++f)
+            if (face_material[f] >= held) {
+                face_material[f] = static_cast<std::uint32_t>(materials.size());
+                fallback = true;
+            }
+        if (fallback) materials.emplace_back();
         m.materials = std::move(materials);
         m.triangle_materials.clear();
-        if (material_count > 0) {
+        if (!m.materials.empty()) {
             m.triangle_materials.reserve(m.triangle_faces.size());
             for (std::uint32_t f : m.triangle_faces)
                 m.triangle_materials.push_back(face_material[f]);
@@ -701,13 +926,60 @@ private:
         return true;
     }
 
+    /// `{ Name }` in a MeshMaterialList: a copy of the latest top-level Material before it with
+    /// that name (or GUID).
+    bool material_reference(const reference_to& ref, std::vector<xfile_material>& materials) {
+        // Each reference makes a material of the result, as a Material object does: a file of
+        // `{ M }` may not make more of them than of objects.
+        if (!within(objects_, 1, options_.max_objects, "max_objects",
+                    "data objects and Material references", ref.offset))
+            return false;
+        const auto& index = ref.name.empty() ? doc_.material_by_guid : doc_.material_by_name;
+        const auto it = index.find(ref.name.empty() ? ref.guid : std::string(ref.name));
+        if (it == index.end()) {
+            if (!problem(errc::not_found, ref.offset,
+                         "no Material " + ref.label() + " comes before this reference",
+                         warning_action::repaired, "a default material is used"))
+                return false;
+            materials.emplace_back();
+            materials.back().name = std::string(ref.name);
+            return true;
+        }
+        const xfile_material& source = doc_.materials[it->second];
+        // A reference by GUID copies a name it does not spell: all the copies together may not
+        // hold more bytes than the file (else a small file could fill the memory).
+        copied_ += source.name.size() + source.texture_file.size();
+        if (copied_ > lex_.size())
+            return halt(keyblend::impl::make_error(
+                errc::unsupported,
+                message(ref.offset, "Material references copy more bytes of names than the "
+                                    "whole file holds (" +
+                                        std::to_string(lex_.size()) +
+                                        "); this is not a real .X file")));
+        materials.push_back(source);
+        return true;
+    }
+
     bool material(const object_header& h, xfile_material& m) {
+        ++doc_.contents.materials;
         m.name = std::string(h.name);
         if (!real(m.face_color.r, "faceColor") || !real(m.face_color.g, "faceColor") ||
             !real(m.face_color.b, "faceColor") || !real(m.face_color.a, "faceColor") ||
             !real(m.power, "power") || !vec3(m.specular, "specularColor") ||
             !vec3(m.emissive, "emissiveColor"))
             return false;
+        const std::size_t at = lex_.last_offset();
+        if (!is_finite(m.face_color) || !is_finite(m.power) || !is_finite(m.specular) ||
+            !is_finite(m.emissive)) {
+            if (!problem(errc::non_finite, at, "a colour or the power has NaN or infinity",
+                         warning_action::repaired,
+                         "faceColor becomes white, the others 0, where they are not finite"))
+                return false;
+            if (!is_finite(m.face_color)) m.face_color = glm::vec4(1.0f);
+            if (!is_finite(m.power)) m.power = 0.0f;
+            if (!is_finite(m.specular)) m.specular = glm::vec3(0.0f);
+            if (!is_finite(m.emissive)) m.emissive = glm::vec3(0.0f);
+        }
         return body(
             [&](const object_header& c) {
                 if (c.type != "TextureFilename" && c.type != "TextureFileName")
@@ -734,6 +1006,7 @@ private:
     }
 
     bool skin_weights(const object_header& h, mesh_record& r) {
+        ++doc_.contents.skin_weights;
         skin_record s;
         s.offset = h.offset;
         std::string_view frame_name;
@@ -745,36 +1018,46 @@ private:
         s.vertices.resize(n);
         s.weights.resize(n);
         std::vector<bool> drop;
+        tally out_of_range, non_finite;
         for (std::uint32_t i = 0; i < n; ++i) {
             if (!uint(s.vertices[i], "a vertex index")) return false;
-            if (s.vertices[i] >= vertex_count) {
-                if (!problem(errc::parse_error, lex_.last_offset(),
-                             "vertexIndices[" + std::to_string(i) + "] = " +
-                                 std::to_string(s.vertices[i]) + " is out of range (the mesh has " +
-                                 std::to_string(vertex_count) + " vertices; bone '" + s.frame +
-                                 "')" + (lenient_ ? "; that weight is dropped" : ""),
-                             s.vertices[i]))
-                    return false;
-                drop.resize(n, false);
-                drop[i] = true;
-            }
+            if (s.vertices[i] < vertex_count) continue;
+            if (!flag(out_of_range, errc::parse_error, lex_.last_offset(), s.vertices[i], [&] {
+                    return "vertexIndices[" + std::to_string(i) + "] = " +
+                           std::to_string(s.vertices[i]) + " is out of range (the mesh has " +
+                           std::to_string(vertex_count) + " vertices; bone " + quoted_excerpt(s.frame) +
+                           ")";
+                }))
+                return false;
+            drop.resize(n, false);
+            drop[i] = true;
         }
+        const std::size_t weights_at = lex_.offset();
         if (!reals(s.weights.data(), n, "a weight")) return false;
         for (std::uint32_t i = 0; i < n; ++i) {
-            if (!is_finite(s.weights[i])) {
-                if (!problem(errc::non_finite, h.offset,
-                             "weights[" + std::to_string(i) + "] is not finite (bone '" + s.frame +
-                                 "')" + (lenient_ ? "; that weight is dropped" : ""),
-                             i))
-                    return false;
-                drop.resize(n, false);
-                drop[i] = true;
-            }
+            if (is_finite(s.weights[i])) continue;
+            if (!flag(non_finite, errc::non_finite, weights_at, i, [&] {
+                    return "weights[" + std::to_string(i) + "] is not finite (bone " +
+                           quoted_excerpt(s.frame) + ")";
+                }))
+                return false;
+            drop.resize(n, false);
+            drop[i] = true;
         }
         if (!matrix(s.offset_matrix, "matrixOffset")) return false;
-        if (!is_finite(s.offset_matrix))
-            return fail(errc::non_finite, lex_.last_offset(), "matrixOffset has NaN or infinity");
+        const std::size_t matrix_at = lex_.last_offset();
         if (!end()) return false;
+        if (!settle(out_of_range, warning_action::dropped, "that weight is dropped") ||
+            !settle(non_finite, warning_action::dropped, "that weight is dropped"))
+            return false;
+        if (!is_finite(s.offset_matrix)) {
+            if (!problem(errc::non_finite, matrix_at,
+                         "matrixOffset has NaN or infinity (bone " + quoted_excerpt(s.frame) + ")",
+                         warning_action::repaired,
+                         "it is replaced by the inverse of the bone's bind-pose model matrix"))
+                return false;
+            s.offset_finite = false;
+        }
         if (!drop.empty()) {
             std::size_t k = 0;
             for (std::size_t i = 0; i < n; ++i)
@@ -794,13 +1077,14 @@ private:
         std::uint32_t v = 0;
         if (!uint(v, "AnimTicksPerSecond") || !end()) return false;
         if (v == 0)
-            return problem(errc::invalid_argument, h.offset,
-                           "0 ticks per second" + std::string(lenient_ ? "; ignored" : ""));
+            return problem(errc::invalid_argument, h.offset, "0 ticks per second",
+                           warning_action::dropped, "ignored");
         doc_.ticks.push_back({v, h.offset});
         return true;
     }
 
     bool animation_set(const object_header& h) {
+        ++doc_.contents.animation_sets;
         const std::size_t index = doc_.sets.size();
         doc_.sets.push_back({std::string(h.name), {}, doc_.ticks.size(), h.offset});
         return body(
@@ -812,6 +1096,7 @@ private:
     }
 
     bool animation(const object_header& h, std::size_t set) {
+        ++doc_.contents.animations;
         animation_record a;
         a.name = std::string(h.name);
         a.offset = h.offset;
@@ -836,8 +1121,8 @@ private:
                 [&](const reference_to& ref) {
                     if (a.has_target)
                         return problem(errc::duplicate, ref.offset,
-                                       "a second frame reference (" + ref.label() + ")" +
-                                           (lenient_ ? "; ignored" : ""));
+                                       "a second frame reference (" + ref.label() + ")",
+                                       warning_action::dropped, "ignored");
                     a.has_target = true;
                     a.target = std::string(ref.name);
                     a.target_guid = ref.guid;
@@ -850,6 +1135,7 @@ private:
     }
 
     bool animation_key(const object_header& h, animation_record& a) {
+        ++doc_.contents.animation_keys;
         static const char* const kinds[] = {"rotation", "scale", "position", "matrix"};
         std::uint32_t type = 0, n = 0;
         if (!uint(type, "keyType")) return false;
@@ -863,8 +1149,9 @@ private:
             return fail(errc::duplicate, h.offset,
                         std::string("a second ") + kinds[kind] + " AnimationKey in one Animation");
         if (!count(n, "nKeys", 2 + values)) return false;
+        if (!within(keys_, n, options_.max_keys, "max_keys", "animation keys", lex_.last_offset()))
+            return false;
         channel ch; // the keys go into a.tracks once the whole AnimationKey has been read
-        bool warned = false;
         switch (kind) {
         case 0: ch.rotation.reserve(n); break;
         case 1: ch.scale.reserve(n); break;
@@ -872,6 +1159,7 @@ private:
         default: ch.matrix.reserve(n); break;
         }
         float v[16];
+        bool warned = false;
         for (std::uint32_t k = 0; k < n; ++k) {
             std::uint32_t time = 0, given = 0;
             if (!uint(time, "a key time") || !uint(given, "nValues")) return false;
@@ -885,12 +1173,10 @@ private:
             const float t = static_cast<float>(time);
             if (t > max_exact_tick && !warned) {
                 warned = true;
-                warn(keyblend::impl::make_error(
-                    errc::unsupported,
-                    message(lex_.last_offset(), "key time " + std::to_string(time) +
-                                                    " is past 2^24 ticks and "
-                                                    "is rounded to a float")));
-                if (too_many_) return false;
+                if (!warn(warning_action::repaired, errc::unsupported, lex_.last_offset(),
+                          "key time " + std::to_string(time) +
+                              " is past 2^24 ticks and is rounded to a float"))
+                    return false;
             }
             switch (kind) {
             case 0: ch.rotation.push_back(t, make_quat(v[0], -v[1], -v[2], -v[3])); break;
@@ -900,28 +1186,161 @@ private:
             }
         }
         if (!end()) return false;
+        doc_.contents.keys += n;
+        bool ok = true;
         switch (kind) {
-        case 0: a.tracks.rotation = std::move(ch.rotation); break;
-        case 1: a.tracks.scale = std::move(ch.scale); break;
-        case 2: a.tracks.translation = std::move(ch.translation); break;
-        default: a.tracks.matrix = std::move(ch.matrix); break;
+        case 0: ok = checked_keys(ch.rotation, kinds[kind], h.offset, a.tracks.rotation); break;
+        case 1: ok = checked_keys(ch.scale, kinds[kind], h.offset, a.tracks.scale); break;
+        case 2: ok = checked_keys(ch.translation, kinds[kind], h.offset, a.tracks.translation); break;
+        default: ok = checked_keys(ch.matrix, kinds[kind], h.offset, a.tracks.matrix); break;
         }
         a.has_kind[kind] = true;
+        return ok;
+    }
+
+    /// The keys of one AnimationKey, checked in key order. Strict mode fails at the first
+    /// problem. Lenient mode repairs: a rotation more than the tolerance away from unit length is
+    /// normalised; a key with NaN or infinity (or a zero quaternion) is dropped; keys out of time
+    /// order are sorted (stably), and of keys sharing a time the first is kept. `out` receives the
+    /// keys (a valid track, possibly empty).
+    template <class Value>
+    bool checked_keys(track<Value, float>& in, const char* kind, std::size_t at,
+                      track<Value, float>& out) {
+        constexpr bool rotation = std::is_same<Value, glm::quat>::value;
+        const std::size_t n = in.size();
+        const auto tick = [&](std::size_t i) {
+            return " (tick " + keyblend::impl::float_to_string(in.time(i)) + ")";
+        };
+        tally bad, not_unit, unsorted, repeated;
+        float shortest = std::numeric_limits<float>::max(), longest = 0.0f;
+        std::vector<std::uint32_t> kept; // lenient mode: indices of the keys kept, when not all
+        bool all_kept = true, in_order = true;
+        float latest = 0.0f; // the latest time of a key kept so far
+        bool any = false;
+        for (std::size_t i = 0; i < n; ++i) {
+            Value& value = in.value(i);
+            bool keep = is_finite(value);
+            float length = 1.0f;
+            if constexpr (rotation) {
+                if (keep) {
+                    length = std::sqrt(quat_dot(value, value));
+                    keep = length > 0.0f && is_finite(length);
+                }
+            }
+            if (!keep) {
+                if (!flag(bad, errc::non_finite, at, i, [&] {
+                        return std::string(kind) + " key " + std::to_string(i) + tick(i) +
+                               (rotation ? " is not a rotation (a zero, NaN or infinite quaternion)"
+                                         : " has NaN or infinity");
+                    }))
+                    return false;
+                if (all_kept) {
+                    kept.resize(i);
+                    std::iota(kept.begin(), kept.end(), 0u);
+                    all_kept = false;
+                }
+                continue;
+            }
+            if constexpr (rotation) {
+                if (std::fabs(length - 1.0f) > key_traits<glm::quat>::unit_tolerance) {
+                    if (!flag(not_unit, errc::not_normalized, at, i, [&] {
+                            return std::string(kind) + " key " + std::to_string(i) + tick(i) +
+                                   " is not unit length (|q| = " +
+                                   keyblend::impl::float_to_string(length, 6) + ")";
+                        }))
+                        return false;
+                    shortest = std::min(shortest, length);
+                    longest = std::max(longest, length);
+                    const float inverse = 1.0f / length;
+                    value = make_quat(value.w * inverse, value.x * inverse, value.y * inverse,
+                                      value.z * inverse);
+                }
+            }
+            const float t = in.time(i);
+            if (any && t < latest) {
+                in_order = false;
+                if (!flag(unsorted, errc::unsorted, at, i, [&] {
+                        return std::string(kind) + " key " + std::to_string(i) + ": time " +
+                               keyblend::impl::float_to_string(t) + " is before the time " +
+                               keyblend::impl::float_to_string(latest) + " of an earlier key";
+                    }))
+                    return false;
+            } else if (any && t == latest && in_order) {
+                if (!flag(repeated, errc::duplicate, at, i, [&] {
+                        return std::string(kind) + " key " + std::to_string(i) + ": time " +
+                               keyblend::impl::float_to_string(t) + " repeats an earlier key's";
+                    }))
+                    return false;
+            }
+            latest = any ? std::max(latest, t) : t;
+            any = true;
+            if (!all_kept) kept.push_back(static_cast<std::uint32_t>(i));
+        }
+        if (!settle(bad, warning_action::dropped, "the key is dropped")) return false;
+        if (not_unit.count > 0) {
+            const std::string range =
+                not_unit.count > 1 ? " (|q| from " + keyblend::impl::float_to_string(shortest, 6) +
+                                         " to " + keyblend::impl::float_to_string(longest, 6) + ")"
+                                   : std::string();
+            if (!settle(not_unit, warning_action::repaired, "normalised" + range)) return false;
+        }
+        if (all_kept && in_order && repeated.count == 0) {
+            out = std::move(in);
+            return true;
+        }
+        if (all_kept) {
+            kept.resize(n);
+            std::iota(kept.begin(), kept.end(), 0u);
+        }
+        if (!in_order) {
+            std::stable_sort(kept.begin(), kept.end(), [&](std::uint32_t a, std::uint32_t b) {
+                return in.time(a) < in.time(b);
+            });
+            if (!settle(unsorted, warning_action::repaired, "the keys are sorted by time"))
+                return false;
+        }
+        out = track<Value, float>(in.mode());
+        out.reserve(kept.size());
+        std::size_t dropped_repeats = 0;
+        for (std::size_t k = 0; k < kept.size(); ++k) {
+            const std::uint32_t i = kept[k];
+            if (!out.empty() && in.time(i) == out.last_time()) {
+                ++dropped_repeats;
+                continue;
+            }
+            out.push_back(in.time(i), in.value(i));
+        }
+        if (dropped_repeats > 0) {
+            if (repeated.count == 0) { // only sorting showed them
+                repeated.first.code = errc::duplicate;
+                repeated.first.message =
+                    located(at, std::string(kind) + " keys repeat times once sorted");
+            }
+            repeated.count = dropped_repeats;
+            if (!settle(repeated, warning_action::dropped,
+                        "of keys sharing a time the first in the file is kept"))
+                return false;
+        }
         return true;
     }
 
     Lexer& lex_;
+    const load_options& options_;
     std::vector<std::uint32_t> face_; // scratch for face()
     bool lenient_;
     std::string_view source_;
     document& doc_;
     error error_;
-    bool fatal_ = false;    // the error leaves nothing readable after it
-    bool too_many_ = false; // lenient mode met max_warnings problems
+    bool fatal_ = false;  // the error leaves nothing readable after it
+    bool halted_ = false; // a limit was exceeded: the load fails in either mode
     std::string_view type_; // the object being read, for messages
     std::string_view name_;
+    tally frame_references_; // `{ Name }` inside Frames, for one warning at the end
+    // Counted against load_options' limits.
+    std::size_t objects_ = 0, frames_ = 0, meshes_ = 0, vertices_ = 0, keys_ = 0, copied_ = 0;
 };
 
 } // namespace impl
+} // namespace KEYBLEND_IO_GLM_LAYOUT
 } // namespace io
 } // namespace keyblend
