@@ -55,14 +55,13 @@ KEYBLEND_FORCE_INLINE quat_lanes<V> conjugate(const quat_lanes<V>& q) {
     return {q.w, -q.x, -q.y, -q.z};
 }
 
-/// q / |q|, and the identity where |q| is zero or not finite (keyblend::normalize_or_identity).
+/// q / |q|, and the identity where |q| is zero or not finite (keyblend::normalize_or_identity;
+/// the same on f1, within 2 ulp where lanes::rsqrt estimates).
 template <class V>
 KEYBLEND_FORCE_INLINE quat_lanes<V> normalize_or_identity(const quat_lanes<V>& q) {
-    using lanes::sqrt;
-    const V len = sqrt(dot(q, q));
-    const typename V::mask good = (len > V::set1(0.0f)) & (len < V::set1(INFINITY));
-    const V inv = V::set1(1.0f) / len;
-    return select(good, scale(q, inv), quat_lanes<V>::identity());
+    const V d = dot(q, q);
+    const typename V::mask good = (d > V::set1(0.0f)) & (d < V::set1(INFINITY));
+    return select(good, scale(q, lanes::rsqrt(d)), quat_lanes<V>::identity());
 }
 
 /// keyblend::nlerp, lane by lane: `a` where t == 0, `b` where t == 1, otherwise the normalised
