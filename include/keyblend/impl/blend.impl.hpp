@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 namespace keyblend {
 
@@ -61,30 +62,55 @@ struct trs_lanes {
     V s[3];
 };
 
+/// Where lanes [i, ...) of a pose's streams are: stream s at base + s * stride. Taken once, before
+/// any store: a SIMD store may alias anything, so a pose's pointer and stride read after one would
+/// be read again from memory. F is float or const float.
+template <class F>
+struct pose_lanes_at {
+    F* base;
+    std::size_t stride;
+    F* operator[](local_pose::stream s) const { return base + static_cast<std::size_t>(s) * stride; }
+};
+
+template <class Pose>
+KEYBLEND_FORCE_INLINE auto lanes_at(Pose& p, std::size_t i) {
+    using F = std::remove_pointer_t<decltype(p.data(local_pose::translation_x))>;
+    F* first = p.data(local_pose::translation_x);
+    return pose_lanes_at<F>{first + i, static_cast<std::size_t>(p.data(local_pose::translation_y) - first)};
+}
+
+template <class V>
+KEYBLEND_FORCE_INLINE trs_lanes<V> load_trs(pose_lanes_at<const float> at) {
+    using S = local_pose;
+    return {{V::load(at[S::translation_x]), V::load(at[S::translation_y]), V::load(at[S::translation_z])},
+            {V::load(at[S::rotation_w]), V::load(at[S::rotation_x]), V::load(at[S::rotation_y]),
+             V::load(at[S::rotation_z])},
+            {V::load(at[S::scale_x]), V::load(at[S::scale_y]), V::load(at[S::scale_z])}};
+}
+
 template <class V>
 KEYBLEND_FORCE_INLINE trs_lanes<V> load_trs(const local_pose& p, std::size_t i) {
+    return load_trs<V>(lanes_at(p, i));
+}
+
+template <class V>
+KEYBLEND_FORCE_INLINE void store_trs(const trs_lanes<V>& v, pose_lanes_at<float> at) {
     using S = local_pose;
-    return {{V::load(p.data(S::translation_x) + i), V::load(p.data(S::translation_y) + i),
-             V::load(p.data(S::translation_z) + i)},
-            {V::load(p.data(S::rotation_w) + i), V::load(p.data(S::rotation_x) + i),
-             V::load(p.data(S::rotation_y) + i), V::load(p.data(S::rotation_z) + i)},
-            {V::load(p.data(S::scale_x) + i), V::load(p.data(S::scale_y) + i),
-             V::load(p.data(S::scale_z) + i)}};
+    v.t[0].store(at[S::translation_x]);
+    v.t[1].store(at[S::translation_y]);
+    v.t[2].store(at[S::translation_z]);
+    v.r.w.store(at[S::rotation_w]);
+    v.r.x.store(at[S::rotation_x]);
+    v.r.y.store(at[S::rotation_y]);
+    v.r.z.store(at[S::rotation_z]);
+    v.s[0].store(at[S::scale_x]);
+    v.s[1].store(at[S::scale_y]);
+    v.s[2].store(at[S::scale_z]);
 }
 
 template <class V>
 KEYBLEND_FORCE_INLINE void store_trs(const trs_lanes<V>& v, local_pose& p, std::size_t i) {
-    using S = local_pose;
-    v.t[0].store(p.data(S::translation_x) + i);
-    v.t[1].store(p.data(S::translation_y) + i);
-    v.t[2].store(p.data(S::translation_z) + i);
-    v.r.w.store(p.data(S::rotation_w) + i);
-    v.r.x.store(p.data(S::rotation_x) + i);
-    v.r.y.store(p.data(S::rotation_y) + i);
-    v.r.z.store(p.data(S::rotation_z) + i);
-    v.s[0].store(p.data(S::scale_x) + i);
-    v.s[1].store(p.data(S::scale_y) + i);
-    v.s[2].store(p.data(S::scale_z) + i);
+    store_trs(v, lanes_at(p, i));
 }
 
 template <class V>
@@ -189,8 +215,10 @@ inline blend_setup setup_blend(const blend_job& job) {
 /// layer_count): the weighted layers summed in registers, the rest pose where their total is
 /// below the threshold, normalisation, the additive layers, written to the output. Every input of
 /// these joints is read before the output is written (so the output may alias one).
-template <class V>
+template <class V, bool Additive>
 KEYBLEND_FORCE_INLINE void blend_lanes(const blend_job& job, const blend_setup& b, std::size_t i) {
+    const pose_lanes_at<float> out_at = lanes_at(*job.output, i);
+    const std::size_t n = job.output->size();
     using lanes::fmadd;
     using lanes::max;
     using lanes::select;
@@ -242,14 +270,13 @@ KEYBLEND_FORCE_INLINE void blend_lanes(const blend_job& job, const blend_setup& 
     out.r = normalize_or_identity(acc.r);
     // Where the total is 0 (every layer masked out), the rest pose bit for bit.
     if (b.masked && lanes::bits(none)) out = select(none, load_trs<V>(*job.rest_pose, i), out);
-    if (job.additive_count) apply_additive_layers(job, i, out);
+    if constexpr (Additive) apply_additive_layers(job, i, out);
     // The padding lanes stay the identity, whatever the arithmetic made of them.
-    const std::size_t n = job.output->size();
     if (i + V::width > n) {
         const trs_lanes<V> identity{{zero, zero, zero}, quat_lanes<V>::identity(), {one, one, one}};
         out = select(lanes::lanes_below<V>(i, n), out, identity);
     }
-    store_trs(out, *job.output, i);
+    store_trs(out, out_at);
 }
 
 /// Joints [i, i + V::width) when no layer has a weight: the rest pose, then the additive layers.
@@ -358,7 +385,7 @@ namespace impl {
 /// reference is run_blend<lanes::f1>.
 template <class Wide, class Narrow = Wide>
 status run_blend(const blend_job& job) {
-    if (status st = job.validate(); !st) return st;
+    if (!blend_job_ok(job)) return job.validate(); // (the report, built only on failure)
     job.output->resize(job.rest_pose->size());
     const blend_setup b = setup_blend(job);
     const std::size_t padded = job.output->padded_size();
@@ -368,9 +395,15 @@ status run_blend(const blend_job& job) {
         });
         return {};
     }
-    lanes::for_each_lanes<Wide, Narrow>(0, padded, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
-        blend_lanes<decltype(lane)>(job, b, i);
-    });
+    // (Two instantiations: the additive layers' call would otherwise keep every result in memory.)
+    if (job.additive_count)
+        lanes::for_each_lanes<Wide, Narrow>(0, padded, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
+            blend_lanes<decltype(lane), true>(job, b, i);
+        });
+    else
+        lanes::for_each_lanes<Wide, Narrow>(0, padded, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
+            blend_lanes<decltype(lane), false>(job, b, i);
+        });
     return {};
 }
 } // namespace impl
