@@ -173,17 +173,30 @@ inline __m128 madd4(__m128 a, __m128 b, __m128 c) {
 #endif
 }
 
-inline void mul_affine_sse(const float* parent, const float (*l)[pose_lane_block], std::size_t k,
-                           float* out) {
-    const __m128 p0 = _mm_loadu_ps(parent), p1 = _mm_loadu_ps(parent + 4);
-    const __m128 p2 = _mm_loadu_ps(parent + 8), p3 = _mm_loadu_ps(parent + 12);
+/// A 4x4 matrix as four column registers.
+struct columns4 {
+    __m128 c[4];
+};
+
+inline columns4 load_columns(const float* m) {
+    return {{_mm_loadu_ps(m), _mm_loadu_ps(m + 4), _mm_loadu_ps(m + 8), _mm_loadu_ps(m + 12)}};
+}
+
+/// parent * L (see mul_affine_scalar; the same operations in the same order), stored to `out` and
+/// returned in registers, so that a child computed next need not wait for the store to reach
+/// memory and be read back.
+inline columns4 mul_affine_sse(const columns4& parent, const float (*l)[pose_lane_block], std::size_t k,
+                               float* out) {
+    columns4 m;
     for (int c = 0; c < 4; ++c) {
-        __m128 v = _mm_mul_ps(p0, _mm_set1_ps(l[3 * c][k]));
-        v = madd4(p1, _mm_set1_ps(l[3 * c + 1][k]), v);
-        v = madd4(p2, _mm_set1_ps(l[3 * c + 2][k]), v);
-        if (c == 3) v = _mm_add_ps(v, p3);
+        __m128 v = _mm_mul_ps(parent.c[0], _mm_set1_ps(l[3 * c][k]));
+        v = madd4(parent.c[1], _mm_set1_ps(l[3 * c + 1][k]), v);
+        v = madd4(parent.c[2], _mm_set1_ps(l[3 * c + 2][k]), v);
+        if (c == 3) v = _mm_add_ps(v, parent.c[3]);
         _mm_storeu_ps(out + 4 * c, v);
+        m.c[c] = v;
     }
+    return m;
 }
 #endif
 
@@ -197,25 +210,36 @@ void local_to_model_range(const skeleton& s, const local_pose& local, std::size_
     alignas(64) float affine[12][pose_lane_block];
     const glm::mat4 root_copy = root;
     glm::mat4 first_copy = first_parent ? *first_parent : root;
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+    columns4 previous{}; // the model matrix of joint j - 1, while computing joint j
+#endif
     for (std::size_t block = begin / pose_lane_block * pose_lane_block; block < end;
          block += pose_lane_block) {
         for (std::size_t lane = 0; lane < pose_lane_block; lane += V::width)
             trs_to_affine<V>(local, block, lane, affine);
         const std::size_t first = std::max(block, begin);
         const std::size_t last = std::min(block + pose_lane_block, end);
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+        if (V::width > 1) {
+            // Most joints are the child of the joint before them (a chain: spine, arm, fingers);
+            // the chain's matrices stay in registers from one joint to the next.
+            for (std::size_t j = first; j < last; ++j) {
+                const joint_index p = parents[j];
+                if (j == begin && first_parent) previous = load_columns(&first_copy[0][0]);
+                else if (p < 0) previous = load_columns(&root_copy[0][0]);
+                else if (static_cast<std::size_t>(p) + 1 != j || j == begin)
+                    previous = load_columns(&model[static_cast<std::size_t>(p)][0][0]);
+                previous = mul_affine_sse(previous, affine, j - block, &model[j][0][0]);
+            }
+            continue;
+        }
+#endif
         for (std::size_t j = first; j < last; ++j) {
             const joint_index p = parents[j];
             const glm::mat4& parent = (j == begin && first_parent) ? first_copy
                                       : p < 0 ? root_copy
                                               : model[static_cast<std::size_t>(p)];
-            float* out = &model[j][0][0];
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-            if (V::width > 1) {
-                mul_affine_sse(&parent[0][0], affine, j - block, out);
-                continue;
-            }
-#endif
-            mul_affine_scalar(&parent[0][0], affine, j - block, out);
+            mul_affine_scalar(&parent[0][0], affine, j - block, &model[j][0][0]);
         }
     }
 }
