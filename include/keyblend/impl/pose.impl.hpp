@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace keyblend {
 
@@ -102,9 +103,20 @@ inline void reset_to_bind(const skeleton& s, std::vector<glm::mat4>& local) {
     for (std::size_t j = 0; j < s.size(); ++j) local[j] = s.bind_local()[j];
 }
 
+inline status to_local_matrices(const local_pose& pose, glm::mat4* local, std::size_t count) {
+    if (count < pose.size())
+        return impl::make_error(errc::size_mismatch, "to_local_matrices: room for " + std::to_string(count) +
+                                                         " matrices, the pose has " +
+                                                         std::to_string(pose.size()) + " joints");
+    if (!local && pose.size())
+        return impl::make_error(errc::invalid_argument, "to_local_matrices: the output is null");
+    for (std::size_t j = 0; j < pose.size(); ++j) local[j] = to_matrix(pose.get(j));
+    return {};
+}
+
 inline void to_local_matrices(const local_pose& pose, std::vector<glm::mat4>& local) {
     local.resize(pose.size());
-    for (std::size_t j = 0; j < pose.size(); ++j) local[j] = to_matrix(pose.get(j));
+    (void)to_local_matrices(pose, local.data(), local.size());
 }
 
 inline void to_local_pose(const std::vector<glm::mat4>& local, local_pose& pose) {
@@ -244,31 +256,114 @@ void local_to_model_range(const skeleton& s, const local_pose& local, std::size_
     }
 }
 
-template <class V>
-void local_to_model_whole(const skeleton& s, const local_pose& local, std::vector<glm::mat4>& model,
-                          const glm::mat4& root) {
-    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model: pose and skeleton sizes differ");
-    model.resize(s.size());
-    local_to_model_range<V>(s, local, 0, std::min(local.size(), s.size()), nullptr, root,
-                            model.data());
+/// The checks of the pointer versions of local_to_model and local_to_model_subtree: `what` names
+/// the function in the message.
+inline status check_hierarchy_buffers(const char* what, const skeleton& s, std::size_t local_size,
+                                      bool local_null, const glm::mat4* model, std::size_t model_count) {
+    const std::string name(what);
+    if (local_size != s.size())
+        return make_error(errc::size_mismatch, name + ": the local pose has " + std::to_string(local_size) +
+                                                   " joints, the skeleton " + std::to_string(s.size()));
+    if (model_count < s.size())
+        return make_error(errc::size_mismatch, name + ": room for " + std::to_string(model_count) +
+                                                   " model matrices, the skeleton has " +
+                                                   std::to_string(s.size()) + " joints");
+    if (s.size() && (!model || local_null))
+        return make_error(errc::invalid_argument, name + (model ? ": the local matrices are null"
+                                                                : ": the model matrices are null"));
+    return {};
+}
+
+/// Joints [begin, end) from local matrices, parent first; `begin`'s parent is `*first_parent` when
+/// given.
+inline void local_to_model_matrices(const skeleton& s, const glm::mat4* local, std::size_t begin,
+                                    std::size_t end, const glm::mat4* first_parent, const glm::mat4& root,
+                                    glm::mat4* model) {
+    for (std::size_t j = begin; j < end; ++j) {
+        const joint_index p = s.parent(j);
+        const glm::mat4& parent = (j == begin && first_parent) ? *first_parent
+                                  : p < 0                      ? root
+                                                               : model[static_cast<std::size_t>(p)];
+        model[j] = parent * local[j];
+    }
+}
+
+/// The parent model matrix of `joint` from `model`: model[parent], or the identity for a root.
+inline glm::mat4 parent_model_of(const skeleton& s, std::size_t joint, const glm::mat4* model) {
+    const joint_index p = s.parent(joint);
+    return p < 0 ? glm::mat4(1.0f) : model[static_cast<std::size_t>(p)];
 }
 
 } // namespace impl
 
+inline status local_to_model(const skeleton& s, const local_pose& local, glm::mat4* model,
+                             std::size_t model_count, const glm::mat4& root) {
+    if (status st = impl::check_hierarchy_buffers("local_to_model", s, local.size(), false, model, model_count); !st)
+        return st;
+    impl::local_to_model_range<impl::lanes::native>(s, local, 0, s.size(), nullptr, root, model);
+    return {};
+}
+
+inline status local_to_model(const skeleton& s, const glm::mat4* local, std::size_t local_count,
+                             glm::mat4* model, std::size_t model_count, const glm::mat4& root) {
+    if (status st = impl::check_hierarchy_buffers("local_to_model", s, local_count, !local, model, model_count); !st)
+        return st;
+    impl::local_to_model_matrices(s, local, 0, s.size(), nullptr, root, model);
+    return {};
+}
+
 inline void local_to_model(const skeleton& s, const local_pose& local, std::vector<glm::mat4>& model,
                            const glm::mat4& root) {
-    impl::local_to_model_whole<impl::lanes::native>(s, local, model, root);
+    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model: pose and skeleton sizes differ");
+    model.resize(s.size());
+    impl::local_to_model_range<impl::lanes::native>(s, local, 0, std::min(local.size(), s.size()), nullptr,
+                                                    root, model.data());
 }
 
 inline void local_to_model(const skeleton& s, const std::vector<glm::mat4>& local,
                            std::vector<glm::mat4>& model, const glm::mat4& root) {
     KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model: pose and skeleton sizes differ");
     model.resize(s.size());
-    const std::size_t n = std::min(local.size(), s.size());
-    for (std::size_t j = 0; j < n; ++j) {
-        const joint_index p = s.parent(j);
-        model[j] = (p < 0 ? root : model[static_cast<std::size_t>(p)]) * local[j];
-    }
+    impl::local_to_model_matrices(s, local.data(), 0, std::min(local.size(), s.size()), nullptr, root,
+                                  model.data());
+}
+
+inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
+                                     const glm::mat4& parent_model, glm::mat4* model,
+                                     std::size_t model_count) {
+    if (joint >= s.size())
+        return impl::make_error(errc::out_of_range, "local_to_model_subtree: joint " + std::to_string(joint) +
+                                                        " is out of range (" + std::to_string(s.size()) +
+                                                        " joints)");
+    if (status st = impl::check_hierarchy_buffers("local_to_model_subtree", s, local.size(), false, model,
+                                                  model_count);
+        !st)
+        return st;
+    impl::local_to_model_range<impl::lanes::native>(s, local, joint, s.subtree_end(joint), &parent_model,
+                                                    parent_model, model);
+    return {};
+}
+
+inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
+                                     glm::mat4* model, std::size_t model_count) {
+    if (joint >= s.size() || model_count < s.size() || !model)
+        return local_to_model_subtree(s, joint, local, glm::mat4(1.0f), model, model_count); // (reports)
+    return local_to_model_subtree(s, joint, local, impl::parent_model_of(s, joint, model), model, model_count);
+}
+
+inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const glm::mat4* local,
+                                     std::size_t local_count, const glm::mat4& parent_model,
+                                     glm::mat4* model, std::size_t model_count) {
+    if (joint >= s.size())
+        return impl::make_error(errc::out_of_range, "local_to_model_subtree: joint " + std::to_string(joint) +
+                                                        " is out of range (" + std::to_string(s.size()) +
+                                                        " joints)");
+    if (status st = impl::check_hierarchy_buffers("local_to_model_subtree", s, local_count, !local, model,
+                                                  model_count);
+        !st)
+        return st;
+    impl::local_to_model_matrices(s, local, joint, s.subtree_end(joint), &parent_model, parent_model, model);
+    return {};
 }
 
 inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
@@ -279,8 +374,8 @@ inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const l
     model.resize(s.size());
     const std::size_t end = std::min(s.subtree_end(joint), local.size());
     if (joint >= end) return;
-    impl::local_to_model_range<impl::lanes::native>(s, local, joint, end, &parent_model,
-                                                    parent_model, model.data());
+    impl::local_to_model_range<impl::lanes::native>(s, local, joint, end, &parent_model, parent_model,
+                                                    model.data());
 }
 
 inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
@@ -288,9 +383,7 @@ inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const l
     KEYBLEND_ASSERT(joint < s.size(), "local_to_model_subtree: joint out of range");
     if (joint >= s.size()) return;
     model.resize(s.size());
-    const joint_index p = s.parent(joint);
-    const glm::mat4 parent = p < 0 ? glm::mat4(1.0f) : model[static_cast<std::size_t>(p)];
-    local_to_model_subtree(s, joint, local, parent, model);
+    local_to_model_subtree(s, joint, local, impl::parent_model_of(s, joint, model.data()), model);
 }
 
 inline void local_to_model_subtree(const skeleton& s, std::size_t joint,
@@ -301,10 +394,7 @@ inline void local_to_model_subtree(const skeleton& s, std::size_t joint,
     if (joint >= s.size()) return;
     model.resize(s.size());
     const std::size_t end = std::min(s.subtree_end(joint), local.size());
-    for (std::size_t j = joint; j < end; ++j) {
-        const joint_index p = s.parent(j);
-        model[j] = (j == joint ? parent_model : model[static_cast<std::size_t>(p)]) * local[j];
-    }
+    impl::local_to_model_matrices(s, local.data(), joint, end, &parent_model, parent_model, model.data());
 }
 
 } // namespace keyblend
