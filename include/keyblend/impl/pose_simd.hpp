@@ -400,6 +400,13 @@ inline unsigned lowest_set_bit(unsigned m) {
 #endif
 }
 
+/// The number of set bits of m.
+inline unsigned set_bit_count(unsigned m) {
+    unsigned n = 0;
+    for (; m; m &= m - 1u) ++n;
+    return n;
+}
+
 // Shared helpers over any lane type.
 template <class V>
 V clamp01(V x) {

@@ -132,12 +132,12 @@ KEYBLEND_FORCE_INLINE quat_lanes<V> slerp(const quat_lanes<V>& a, const quat_lan
     const V chord2 = dot(diff, diff);
     const V chord = sqrt(chord2);
     const V theta = V::set1(2.0f) * asin_unit(min(half * chord, one));
-    const V sin_theta = half * sqrt(chord2 * dot(sum, sum));
+    const V inv_sin_theta = V::set1(2.0f) * lanes::rsqrt(chord2 * dot(sum, sum));
     // sin((1 - t)θ) = sin θ cos tθ - cos θ sin tθ: one sin/cos pair instead of three sines.
     // tθ stays in [0, π/2] for t in [0, 1]; outside, clamp (slerp does not extrapolate).
     V sin_t, cos_t;
     sin_cos_quarter_turn(min(max(t, zero), one) * theta, sin_t, cos_t);
-    const V wc = sin_t / sin_theta; // inf or NaN where θ is tiny: those lanes take nlerp below
+    const V wc = sin_t * inv_sin_theta; // inf or NaN where θ is tiny: those lanes take nlerp below
     const V wa = cos_t - d * wc;
     const quat_lanes<V> r{wa * a.w + wc * c.w, wa * a.x + wc * c.x, wa * a.y + wc * c.y,
                           wa * a.z + wc * c.z};
