@@ -150,8 +150,11 @@ KEYBLEND_FORCE_INLINE quat_lanes<V> slerp(const quat_lanes<V>& a, const quat_lan
     quat_lanes<V> out = scale(r, inv);
     // Below an angle of 1e-6 rad slerp and nlerp agree to float precision (and wc above is not
     // finite). Rare: computed only when a lane needs it.
+    // (Not where t is 0 or 1 either, whose lanes are a and b below: a constant track, keyed once,
+    // has θ = 0 and t = 0 in every frame.)
+    const typename V::mask at_end = (t == zero) | (t == one);
     const typename V::mask tiny = !(theta > V::set1(1e-6f));
-    if (lanes::bits(tiny)) out = select(tiny, nlerp(a, c, t), out);
+    if (lanes::bits(tiny & !at_end)) out = select(tiny, nlerp(a, c, t), out);
     return select(t == zero, a, select(t == one, b, out));
 }
 
