@@ -486,15 +486,31 @@ TEST_CASE("sample_clip: a shared-key block whose tracks change under a bound con
     }
 }
 
-TEST_CASE("sample_clip equals sample_track per component: native path (what sample_clip uses)") {
+template <class Wide, class Narrow>
+status sample_wide(const sample_fixture& f, float time, sampling_context& ctx, local_pose& out) {
+    return impl::clip_sampler::sample<Wide, Narrow>(f.c, f.s, time, ctx, out);
+}
+
+TEST_CASE("sample_clip equals sample_track per component: native path, and the widest (what sample_clip uses)") {
     const sample_fixture f;
     check_every_playback<impl::lanes::native>(f);
+    SUBCASE("the widest lanes with a native tail equal the native path") {
+        sampling_context a, b;
+        local_pose pa, pb;
+        for (float t = -3.0f; t < f.c.duration + 5.0f; t += 0.75f) {
+            REQUIRE(sample_with<impl::lanes::native>(f, t, a, pa));
+            REQUIRE((sample_wide<impl::lanes::widest, impl::lanes::native>(f, t, b, pb)));
+            for (std::size_t j = 0; j < f.s.size(); ++j)
+                CHECK(kbtest::max_abs_diff(pa.get(j), pb.get(j)) < 1e-6f);
+            CHECK(kbtest::padding_is_identity(pb));
+        }
+    }
     SUBCASE("and the public function is that path") {
         sampling_context a, b;
         local_pose pa, pb;
         for (float t : {0.0f, 17.5f, 100.25f}) {
             REQUIRE(sample_clip(f.c, f.s, t, a, pa));
-            REQUIRE(sample_with<impl::lanes::native>(f, t, b, pb));
+            REQUIRE((impl::clip_sampler::sample<impl::lanes::widest, impl::lanes::native>(f.c, f.s, t, b, pb)));
             for (std::size_t j = 0; j < f.s.size(); ++j)
                 CHECK(kbtest::bit_equal_transform(pa.get(j), pb.get(j)));
         }
@@ -878,4 +894,28 @@ TEST_CASE("passed_events: a zero-length clip reports its events once, at their t
     CHECK(got.empty());
     passed_events(c, 0.0, 500.0, event_range::include_from, got);
     CHECK(got.size() == 2);
+}
+TEST_CASE("sample_clip: a block whose first track has keys of its own still shares the others' search") {
+    // Exporters drop a few keys of some tracks: joint 0's rotation misses two of the common key
+    // times, joints 1-7 have them all. The seven share one search (the largest group, not the
+    // first track's); every result is sample_track's.
+    const skeleton s = kbtest::random_skeleton(8, 41);
+    kbtest::rng rng(42);
+    clip c;
+    for (std::size_t j = 0; j < 8; ++j) {
+        channel ch;
+        ch.joint = j;
+        for (int k = 0; k < 20; ++k)
+            if (j != 0 || (k != 5 && k != 11)) ch.rotation.push_back(float(k) * 30.0f, rng.rotation());
+        c.channels.push_back(ch);
+    }
+    c.duration = last_key_time(c);
+    REQUIRE(validate_clip(c, s));
+    sampling_context ctx;
+    local_pose out;
+    for (float t = -5.0f; t < c.duration + 10.0f; t += 7.5f) {
+        REQUIRE(sample_clip(c, s, t, ctx, out));
+        for (std::size_t j = 0; j < 8; ++j)
+            CHECK(kbtest::max_abs_diff(out.get(j).rotation, sample_track(c.channels[j].rotation, t)) < 2e-6f);
+    }
 }

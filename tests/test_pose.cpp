@@ -128,9 +128,9 @@ TEST_CASE("local_to_model equals GLM's parent * T*R*S, on every lane path") {
         glm::mat4 root = to_matrix(random_transform(rng));
         if (n == 9) root[0][3] = 0.25f; // a projective root works too
         const std::vector<glm::mat4> ref = reference_model(s, p, root);
-        std::vector<glm::mat4> fast, scalar;
+        std::vector<glm::mat4> fast, scalar(n);
         local_to_model(s, p, fast, root);
-        impl::local_to_model_whole<impl::lanes::f1>(s, p, scalar, root);
+        impl::local_to_model_range<impl::lanes::f1>(s, p, 0, n, nullptr, root, scalar.data());
         REQUIRE(fast.size() == n);
         float worst = 0, worst_scalar = 0, worst_paths = 0;
         for (std::size_t j = 0; j < n; ++j) {
@@ -142,8 +142,8 @@ TEST_CASE("local_to_model equals GLM's parent * T*R*S, on every lane path") {
         CHECK(worst_scalar < 2e-5f);
         CHECK(worst_paths < 2e-5f);
 #if defined(KEYBLEND_LANES_AVX2) || defined(KEYBLEND_LANES_SSE2)
-        std::vector<glm::mat4> four;
-        impl::local_to_model_whole<impl::lanes::f4>(s, p, four, root);
+        std::vector<glm::mat4> four(n);
+        impl::local_to_model_range<impl::lanes::f4>(s, p, 0, n, nullptr, root, four.data());
         for (std::size_t j = 0; j < n; ++j) CHECK(relative_error(four[j], scalar[j]) < 2e-5f);
 #endif
     }
@@ -213,4 +213,87 @@ TEST_CASE("local_to_model size mismatches are precondition failures (asserted in
     CHECK_THROWS_AS(local_to_model(s, local_pose(4), model), assertion_failure);
     CHECK_THROWS_AS(local_to_model(s, std::vector<glm::mat4>(6), model), assertion_failure);
     CHECK_THROWS_AS(local_to_model_subtree(s, 5, local_pose(5), model), assertion_failure);
+}
+
+TEST_CASE("local_to_model and to_local_matrices write into caller memory: a plain array") {
+    const std::size_t n = 23;
+    const skeleton s = random_skeleton(n, 13);
+    const local_pose p = random_pose(n, 14);
+    const glm::mat4 root = glm::translate(glm::mat4(1), glm::vec3(-1, 0.5f, 2));
+    std::vector<glm::mat4> expect, expect_local, expect_from_local;
+    local_to_model(s, p, expect, root);
+    to_local_matrices(p, expect_local);
+    local_to_model(s, expect_local, expect_from_local, root);
+    const glm::mat4 sentinel(12345.0f);
+
+    glm::mat4 model[n + 2];
+    for (glm::mat4& m : model) m = sentinel;
+    REQUIRE(local_to_model(s, p, model, n + 2, root));
+    for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(model[j], expect[j]));
+    CHECK(bit_equal(model[n], sentinel)); // past the skeleton: untouched
+    CHECK(bit_equal(model[n + 1], sentinel));
+
+    glm::mat4 local[n];
+    REQUIRE(to_local_matrices(p, local, n));
+    for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(local[j], expect_local[j]));
+    glm::mat4 from_local[n];
+    REQUIRE(local_to_model(s, local, n, from_local, n, root));
+    for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(from_local[j], expect_from_local[j]));
+
+    SUBCASE("sub-trees") {
+        for (std::size_t joint : {0u, 3u, 11u, 22u}) {
+            const glm::mat4 parent = glm::scale(glm::mat4(1), glm::vec3(0.5f));
+            std::vector<glm::mat4> vec(n, sentinel), mats(n, sentinel);
+            local_to_model_subtree(s, joint, p, parent, vec);
+            glm::mat4 arr[n];
+            for (glm::mat4& m : arr) m = sentinel;
+            REQUIRE(local_to_model_subtree(s, joint, p, parent, arr, n));
+            for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(arr[j], vec[j]));
+            local_to_model_subtree(s, joint, expect_local, parent, mats);
+            for (glm::mat4& m : arr) m = sentinel;
+            REQUIRE(local_to_model_subtree(s, joint, local, n, parent, arr, n));
+            for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(arr[j], mats[j]));
+            // The parent's matrix taken from the array, as the vector version takes it.
+            std::copy(model, model + n, arr);
+            std::vector<glm::mat4> full(model, model + n);
+            for (std::size_t j = joint; j < s.subtree_end(joint); ++j) arr[j] = full[j] = sentinel;
+            REQUIRE(local_to_model_subtree(s, joint, p, arr, n));
+            local_to_model_subtree(s, joint, p, full);
+            for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(arr[j], full[j]));
+        }
+    }
+}
+
+TEST_CASE("local_to_model into caller memory: bad sizes and null buffers are errors, nothing written") {
+    const skeleton s = random_skeleton(6, 15);
+    const local_pose p = random_pose(6, 16);
+    const glm::mat4 sentinel(12345.0f);
+    glm::mat4 model[6], local[6];
+    for (glm::mat4& m : model) m = sentinel;
+    for (glm::mat4& m : local) m = glm::mat4(1.0f);
+    const auto untouched = [&] {
+        for (const glm::mat4& m : model)
+            if (!bit_equal(m, sentinel)) return false;
+        return true;
+    };
+    const auto expect = [&](const status& st, errc code, const char* mentions) {
+        REQUIRE_FALSE(st);
+        CHECK(st.error().code == code);
+        CHECK(st.error().message.find(mentions) != std::string::npos);
+        CHECK(untouched());
+    };
+    expect(local_to_model(s, p, model, 5), errc::size_mismatch, "room for 5");
+    expect(local_to_model(s, local_pose(5), model, 6), errc::size_mismatch, "local pose has 5");
+    expect(local_to_model(s, p, nullptr, 6), errc::invalid_argument, "null");
+    expect(local_to_model(s, local, 5, model, 6), errc::size_mismatch, "local pose has 5");
+    expect(local_to_model(s, nullptr, 6, model, 6), errc::invalid_argument, "local matrices are null");
+    expect(local_to_model_subtree(s, 6, p, glm::mat4(1), model, 6), errc::out_of_range, "joint 6");
+    expect(local_to_model_subtree(s, 6, p, model, 6), errc::out_of_range, "joint 6");
+    expect(local_to_model_subtree(s, 0, p, model, 3), errc::size_mismatch, "room for 3");
+    expect(local_to_model_subtree(s, 1, local, 6, glm::mat4(1), model, 2), errc::size_mismatch, "room for 2");
+    expect(to_local_matrices(p, model, 5), errc::size_mismatch, "room for 5");
+    expect(to_local_matrices(p, nullptr, 6), errc::invalid_argument, "null");
+    // An empty skeleton needs no memory.
+    const skeleton empty = skeleton::from_parents({}).value();
+    CHECK(local_to_model(empty, local_pose(), nullptr, 0));
 }

@@ -112,8 +112,11 @@ struct additive_layer {
 ///
 /// Poses are not checked for NaN (the sampler never produces one from a validated clip): a NaN in
 /// an input pose makes that joint's output NaN and no other. The output may be one of the input
-/// poses (each joint is read before it is written). SIMD over eight joints (AVX2; SSE2 four) unless
-/// KEYBLEND_NO_INTRINSICS; equal to the scalar path to float rounding.
+/// poses (each joint is read before it is written). The output's padding lanes are the identity.
+/// SIMD over the widest lanes the compiler targets (AVX-512: sixteen joints, the last eight of an
+/// odd block count eight at a time; AVX2 eight; SSE2 four) unless KEYBLEND_NO_INTRINSICS; equal to
+/// the scalar path within 1e-6 (the rotation's normalisation may use a reciprocal square root
+/// estimate refined by a Newton step, within 2 ulp).
 struct blend_job {
     /// The pose a joint falls back to when its layers' total weight is below the threshold:
     /// usually the bind pose, `local_pose(skeleton)`. Defines the joint count.

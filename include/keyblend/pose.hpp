@@ -13,8 +13,9 @@
 //   T*R*S: a lerp between two rotations shears).
 // - model matrices, `std::vector<glm::mat4>`: the seeds' matCombined, `parent_model * local`.
 //
-// Functions write into caller-owned buffers and never allocate when those already have the right
-// size (vectors are resized to the skeleton's size: a no-op after the first frame).
+// Functions write into caller-owned buffers: a pointer and a count (a plain array, a mapped GPU
+// buffer), or a std::vector as a convenience, resized to the skeleton's size (a no-op after the
+// first frame). Nothing allocates once the buffers have their size.
 #pragma once
 
 #include "error.hpp"
@@ -97,6 +98,11 @@ inline void reset_to_bind(const skeleton& s, std::vector<glm::mat4>& local);
 /// `to_matrix` of every joint, into `local` (resized to pose.size()).
 inline void to_local_matrices(const local_pose& pose, std::vector<glm::mat4>& local);
 
+/// The same into caller memory: `count` matrices at `local`, joint j's at local[j]. On an error
+/// nothing is written: errc::size_mismatch when count < pose.size(), errc::invalid_argument for a
+/// null `local` with joints to write. Matrices past pose.size() are left as they are.
+inline status to_local_matrices(const local_pose& pose, glm::mat4* local, std::size_t count);
+
 /// `to_transform` of every matrix, into `pose` (resized to local.size()). Shear is dropped and the
 /// bottom row ignored (see to_transform).
 inline void to_local_pose(const std::vector<glm::mat4>& local, local_pose& pose);
@@ -120,6 +126,22 @@ inline void local_to_model(const skeleton& s, const local_pose& local, std::vect
 inline void local_to_model(const skeleton& s, const std::vector<glm::mat4>& local,
                            std::vector<glm::mat4>& model, const glm::mat4& root = glm::mat4(1.0f));
 
+/// local_to_model into caller memory (a plain array, a mapped constant buffer): `model` points to
+/// `model_count` matrices and joint j's goes to model[j]; the results are those of the vector
+/// version. Checked first, and on an error nothing is written:
+/// - errc::size_mismatch: local.size() != s.size(), or model_count < s.size();
+/// - errc::invalid_argument: `model` null while the skeleton has joints.
+/// Matrices past s.size() are left as they are. The vector versions above are conveniences that
+/// size the vector and do the same.
+inline status local_to_model(const skeleton& s, const local_pose& local, glm::mat4* model,
+                             std::size_t model_count, const glm::mat4& root = glm::mat4(1.0f));
+
+/// The same from `local_count` local matrices at `local` (errc::size_mismatch when local_count !=
+/// s.size(); errc::invalid_argument for a null `local` too).
+inline status local_to_model(const skeleton& s, const glm::mat4* local, std::size_t local_count,
+                             glm::mat4* model, std::size_t model_count,
+                             const glm::mat4& root = glm::mat4(1.0f));
+
 /// Recomputes the model matrices of `joint` and its descendants ([joint, s.subtree_end(joint)))
 /// and nothing else, with `parent_model` as the matrix above `joint` (its parent's model matrix, or
 /// a root transform): `model[joint] = parent_model * M(local[joint])`. The rest of `model` must
@@ -137,6 +159,20 @@ inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const l
 inline void local_to_model_subtree(const skeleton& s, std::size_t joint,
                                    const std::vector<glm::mat4>& local,
                                    const glm::mat4& parent_model, std::vector<glm::mat4>& model);
+
+/// The sub-tree versions into caller memory (`model_count` matrices at `model`; local matrices:
+/// `local_count` at `local`). Errors as local_to_model's pointer versions, plus
+/// errc::out_of_range for joint >= s.size(); nothing is written on an error, and only
+/// [joint, s.subtree_end(joint)) otherwise.
+inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
+                                     const glm::mat4& parent_model, glm::mat4* model,
+                                     std::size_t model_count);
+/// Taking the parent's model matrix from model[parent(joint)] (the identity for a root).
+inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
+                                     glm::mat4* model, std::size_t model_count);
+inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const glm::mat4* local,
+                                     std::size_t local_count, const glm::mat4& parent_model,
+                                     glm::mat4* model, std::size_t model_count);
 
 } // namespace keyblend
 

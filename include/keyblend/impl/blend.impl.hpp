@@ -3,8 +3,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 namespace keyblend {
 
@@ -60,30 +62,55 @@ struct trs_lanes {
     V s[3];
 };
 
+/// Where lanes [i, ...) of a pose's streams are: stream s at base + s * stride. Taken once, before
+/// any store: a SIMD store may alias anything, so a pose's pointer and stride read after one would
+/// be read again from memory. F is float or const float.
+template <class F>
+struct pose_lanes_at {
+    F* base;
+    std::size_t stride;
+    F* operator[](local_pose::stream s) const { return base + static_cast<std::size_t>(s) * stride; }
+};
+
+template <class Pose>
+KEYBLEND_FORCE_INLINE auto lanes_at(Pose& p, std::size_t i) {
+    using F = std::remove_pointer_t<decltype(p.data(local_pose::translation_x))>;
+    F* first = p.data(local_pose::translation_x);
+    return pose_lanes_at<F>{first + i, static_cast<std::size_t>(p.data(local_pose::translation_y) - first)};
+}
+
+template <class V>
+KEYBLEND_FORCE_INLINE trs_lanes<V> load_trs(pose_lanes_at<const float> at) {
+    using S = local_pose;
+    return {{V::load(at[S::translation_x]), V::load(at[S::translation_y]), V::load(at[S::translation_z])},
+            {V::load(at[S::rotation_w]), V::load(at[S::rotation_x]), V::load(at[S::rotation_y]),
+             V::load(at[S::rotation_z])},
+            {V::load(at[S::scale_x]), V::load(at[S::scale_y]), V::load(at[S::scale_z])}};
+}
+
 template <class V>
 KEYBLEND_FORCE_INLINE trs_lanes<V> load_trs(const local_pose& p, std::size_t i) {
+    return load_trs<V>(lanes_at(p, i));
+}
+
+template <class V>
+KEYBLEND_FORCE_INLINE void store_trs(const trs_lanes<V>& v, pose_lanes_at<float> at) {
     using S = local_pose;
-    return {{V::load(p.data(S::translation_x) + i), V::load(p.data(S::translation_y) + i),
-             V::load(p.data(S::translation_z) + i)},
-            {V::load(p.data(S::rotation_w) + i), V::load(p.data(S::rotation_x) + i),
-             V::load(p.data(S::rotation_y) + i), V::load(p.data(S::rotation_z) + i)},
-            {V::load(p.data(S::scale_x) + i), V::load(p.data(S::scale_y) + i),
-             V::load(p.data(S::scale_z) + i)}};
+    v.t[0].store(at[S::translation_x]);
+    v.t[1].store(at[S::translation_y]);
+    v.t[2].store(at[S::translation_z]);
+    v.r.w.store(at[S::rotation_w]);
+    v.r.x.store(at[S::rotation_x]);
+    v.r.y.store(at[S::rotation_y]);
+    v.r.z.store(at[S::rotation_z]);
+    v.s[0].store(at[S::scale_x]);
+    v.s[1].store(at[S::scale_y]);
+    v.s[2].store(at[S::scale_z]);
 }
 
 template <class V>
 KEYBLEND_FORCE_INLINE void store_trs(const trs_lanes<V>& v, local_pose& p, std::size_t i) {
-    using S = local_pose;
-    v.t[0].store(p.data(S::translation_x) + i);
-    v.t[1].store(p.data(S::translation_y) + i);
-    v.t[2].store(p.data(S::translation_z) + i);
-    v.r.w.store(p.data(S::rotation_w) + i);
-    v.r.x.store(p.data(S::rotation_x) + i);
-    v.r.y.store(p.data(S::rotation_y) + i);
-    v.r.z.store(p.data(S::rotation_z) + i);
-    v.s[0].store(p.data(S::scale_x) + i);
-    v.s[1].store(p.data(S::scale_y) + i);
-    v.s[2].store(p.data(S::scale_z) + i);
+    store_trs(v, lanes_at(p, i));
 }
 
 template <class V>
@@ -102,10 +129,7 @@ KEYBLEND_FORCE_INLINE trs_lanes<V> select(typename V::mask m, const trs_lanes<V>
 template <class V>
 KEYBLEND_FORCE_INLINE V load_joint_weights(const std::vector<float>* weights, std::size_t i) {
     if (!weights) return V::set1(1.0f);
-    if (i + V::width <= weights->size()) return V::load(weights->data() + i);
-    float tail[V::width] = {};
-    for (std::size_t k = 0; i + k < weights->size() && k < V::width; ++k) tail[k] = (*weights)[i + k];
-    return V::load(tail);
+    return V::load_first(weights->data() + i, weights->size() > i ? weights->size() - i : 0);
 }
 
 /// pose ⊖ reference (see make_additive).
@@ -122,43 +146,25 @@ KEYBLEND_FORCE_INLINE trs_lanes<V> additive_difference(const trs_lanes<V>& pose,
     return d;
 }
 
+/// Adds layer `p` with weights `w` to the sums `acc`, its rotation on the hemisphere of the sum so
+/// far (the short path).
 template <class V>
-KEYBLEND_FORCE_INLINE void blend_lanes(const blend_job& job, std::size_t i) {
-    using lanes::max;
+KEYBLEND_FORCE_INLINE void add_layer(trs_lanes<V>& acc, const trs_lanes<V>& p, V w) {
+    using lanes::fmadd;
+    for (int c = 0; c < 3; ++c) {
+        acc.t[c] = fmadd(p.t[c], w, acc.t[c]);
+        acc.s[c] = fmadd(p.s[c], w, acc.s[c]);
+    }
+    const V wq = lanes::select(dot(acc.r, p.r) < V::set1(0.0f), -w, w);
+    acc.r = {fmadd(p.r.w, wq, acc.r.w), fmadd(p.r.x, wq, acc.r.x), fmadd(p.r.y, wq, acc.r.y),
+             fmadd(p.r.z, wq, acc.r.z)};
+}
+
+/// The additive layers on top of `out`, lanes [i, i + V::width).
+template <class V>
+void apply_additive_layers(const blend_job& job, std::size_t i, trs_lanes<V>& out) {
     using lanes::select;
     const V zero = V::set1(0.0f), one = V::set1(1.0f);
-    trs_lanes<V> acc{{zero, zero, zero}, {zero, zero, zero, zero}, {zero, zero, zero}};
-    V total = zero;
-    const auto accumulate = [&](const trs_lanes<V>& p, V w) {
-        for (int k = 0; k < 3; ++k) {
-            acc.t[k] = acc.t[k] + p.t[k] * w;
-            acc.s[k] = acc.s[k] + p.s[k] * w;
-        }
-        const V wq = select(dot(acc.r, p.r) < zero, -w, w);
-        acc.r = {acc.r.w + p.r.w * wq, acc.r.x + p.r.x * wq, acc.r.y + p.r.y * wq,
-                 acc.r.z + p.r.z * wq};
-        total = total + w;
-    };
-    for (std::size_t l = 0; l < job.layer_count; ++l) {
-        const blend_layer& layer = job.layers[l];
-        if (layer.weight == 0.0f) continue;
-        accumulate(load_trs<V>(*layer.pose, i),
-                   V::set1(layer.weight) * load_joint_weights<V>(layer.joint_weights, i));
-    }
-    const trs_lanes<V> rest = load_trs<V>(*job.rest_pose, i);
-    const typename V::mask none = total == zero;
-    const V rest_weight = max(V::set1(job.threshold) - total, zero);
-    // (Skipped when no lane needs it: adding rest * 0 would turn a -0 of the layers into +0.)
-    if (lanes::bits(rest_weight > zero)) accumulate(rest, rest_weight);
-    trs_lanes<V> out;
-    const V inv_total = one / total;
-    for (int k = 0; k < 3; ++k) {
-        out.t[k] = acc.t[k] * inv_total;
-        out.s[k] = acc.s[k] * inv_total;
-    }
-    out.r = normalize_or_identity(acc.r);
-    out = select(none, rest, out);
-
     for (std::size_t l = 0; l < job.additive_count; ++l) {
         const additive_layer& layer = job.additive_layers[l];
         if (layer.weight == 0.0f) continue;
@@ -169,16 +175,115 @@ KEYBLEND_FORCE_INLINE void blend_lanes(const blend_job& job, std::size_t i) {
         const typename V::mask subtract = w < zero;
         const V a = select(subtract, -w, w);
         trs_lanes<V> applied;
-        for (int k = 0; k < 3; ++k) {
-            applied.t[k] = out.t[k] + d.t[k] * w;
-            const V part = one + (d.s[k] - one) * a;
+        for (int c = 0; c < 3; ++c) {
+            applied.t[c] = out.t[c] + d.t[c] * w;
+            const V part = one + (d.s[c] - one) * a;
             // (A zero partial scale cannot be divided out: the scale is left as it was.)
-            applied.s[k] = select(subtract, select(part == zero, out.s[k], out.s[k] / part), out.s[k] * part);
+            applied.s[c] = select(subtract, select(part == zero, out.s[c], out.s[c] / part), out.s[c] * part);
         }
         const quat_lanes<V> part = nlerp(quat_lanes<V>::identity(), d.r, a);
         applied.r = multiply(out.r, select(subtract, conjugate(part), part));
         out = select(w == zero, out, applied);
     }
+}
+
+/// What a blend's weights are, found once per run: the first layer with a weight, and whether
+/// any weighted layer has joint weights. Without them the total weight is the same for every
+/// joint (the sum of the layers' weights in layer order, as the lanes would add it) and is
+/// computed once, with its reciprocal and the rest pose's weight.
+struct blend_setup {
+    std::size_t first = 0;
+    bool masked = false;
+    float total = 0.0f, inv_total = 0.0f, rest_weight = 0.0f;
+};
+
+inline blend_setup setup_blend(const blend_job& job) {
+    blend_setup b;
+    while (b.first < job.layer_count && job.layers[b.first].weight == 0.0f) ++b.first;
+    for (std::size_t l = b.first; l < job.layer_count; ++l) {
+        const blend_layer& layer = job.layers[l];
+        if (layer.weight == 0.0f) continue;
+        b.masked |= layer.joint_weights != nullptr;
+        b.total = l == b.first ? layer.weight : b.total + layer.weight;
+    }
+    b.rest_weight = std::max(job.threshold - b.total, 0.0f);
+    b.inv_total = 1.0f / (b.rest_weight > 0.0f ? b.total + b.rest_weight : b.total);
+    return b;
+}
+
+/// Joints [i, i + V::width) of the blend, whose first layer of non-zero weight is b.first (<
+/// layer_count): the weighted layers summed in registers, the rest pose where their total is
+/// below the threshold, normalisation, the additive layers, written to the output. Every input of
+/// these joints is read before the output is written (so the output may alias one).
+template <class V, bool Additive>
+KEYBLEND_FORCE_INLINE void blend_lanes(const blend_job& job, const blend_setup& b, std::size_t i) {
+    const pose_lanes_at<float> out_at = lanes_at(*job.output, i);
+    const std::size_t n = job.output->size();
+    using lanes::fmadd;
+    using lanes::max;
+    using lanes::select;
+    const V zero = V::set1(0.0f), one = V::set1(1.0f);
+    // The first layer: added to zero sums (so a -0 becomes +0, as later layers' sums do), its
+    // rotation taken as it is.
+    trs_lanes<V> acc;
+    V total;
+    {
+        const blend_layer& layer = job.layers[b.first];
+        const V w = V::set1(layer.weight) * load_joint_weights<V>(layer.joint_weights, i);
+        const trs_lanes<V> p = load_trs<V>(*layer.pose, i);
+        for (int c = 0; c < 3; ++c) {
+            acc.t[c] = fmadd(p.t[c], w, zero);
+            acc.s[c] = fmadd(p.s[c], w, zero);
+        }
+        acc.r = {fmadd(p.r.w, w, zero), fmadd(p.r.x, w, zero), fmadd(p.r.y, w, zero), fmadd(p.r.z, w, zero)};
+        total = w;
+    }
+    for (std::size_t l = b.first + 1; l < job.layer_count; ++l) {
+        const blend_layer& layer = job.layers[l];
+        if (layer.weight == 0.0f) continue;
+        const V w = V::set1(layer.weight) * load_joint_weights<V>(layer.joint_weights, i);
+        add_layer(acc, load_trs<V>(*layer.pose, i), w);
+        total = total + w;
+    }
+    trs_lanes<V> out;
+    typename V::mask none{};
+    V inv_total;
+    if (b.masked) {
+        none = total == zero;
+        const V rest_weight = max(V::set1(job.threshold) - total, zero);
+        // (Skipped when no lane needs it: adding rest * 0 would turn a -0 of the layers into +0.)
+        if (lanes::bits(rest_weight > zero)) {
+            add_layer(acc, load_trs<V>(*job.rest_pose, i), rest_weight);
+            total = total + rest_weight;
+        }
+        inv_total = one / total;
+    } else {
+        // The same arithmetic on the same numbers, done once (the total is > 0: the first layer's
+        // weight is).
+        if (b.rest_weight > 0.0f) add_layer(acc, load_trs<V>(*job.rest_pose, i), V::set1(b.rest_weight));
+        inv_total = V::set1(b.inv_total);
+    }
+    for (int c = 0; c < 3; ++c) {
+        out.t[c] = acc.t[c] * inv_total;
+        out.s[c] = acc.s[c] * inv_total;
+    }
+    out.r = normalize_or_identity(acc.r);
+    // Where the total is 0 (every layer masked out), the rest pose bit for bit.
+    if (b.masked && lanes::bits(none)) out = select(none, load_trs<V>(*job.rest_pose, i), out);
+    if constexpr (Additive) apply_additive_layers(job, i, out);
+    // The padding lanes stay the identity, whatever the arithmetic made of them.
+    if (i + V::width > n) {
+        const trs_lanes<V> identity{{zero, zero, zero}, quat_lanes<V>::identity(), {one, one, one}};
+        out = select(lanes::lanes_below<V>(i, n), out, identity);
+    }
+    store_trs(out, out_at);
+}
+
+/// Joints [i, i + V::width) when no layer has a weight: the rest pose, then the additive layers.
+template <class V>
+void rest_lanes(const blend_job& job, std::size_t i) {
+    trs_lanes<V> out = load_trs<V>(*job.rest_pose, i);
+    if (job.additive_count) apply_additive_layers(job, i, out);
     store_trs(out, *job.output, i);
 }
 
@@ -227,7 +332,40 @@ inline status check_layer(const blend_job& job, std::size_t l) {
 
 } // namespace impl
 
+namespace impl {
+/// True when `weights` is null, or holds n values, each finite and >= 0.
+inline bool joint_weights_ok(const std::vector<float>* weights, std::size_t n) {
+    if (!weights) return true;
+    if (weights->size() != n) return false;
+    bool ok = true;
+    for (float v : *weights) ok &= is_finite(v) & (v >= 0.0f); // (no branch: the loop vectorises)
+    return ok;
+}
+
+/// The whole of blend_job::validate's checks, answering only yes or no (every frame's path; the
+/// report is built only when this says no).
+inline bool blend_job_ok(const blend_job& job) {
+    if (!job.rest_pose || !job.output || !is_finite(job.threshold) || job.threshold < 0.0f ||
+        (!job.layers && job.layer_count) || (!job.additive_layers && job.additive_count))
+        return false;
+    const std::size_t n = job.rest_pose->size();
+    bool ok = true;
+    for (std::size_t l = 0; l < job.layer_count; ++l) {
+        const blend_layer& layer = job.layers[l];
+        ok &= layer.pose && layer.pose->size() == n && is_finite(layer.weight) && layer.weight >= 0.0f &&
+              joint_weights_ok(layer.joint_weights, n);
+    }
+    for (std::size_t l = 0; l < job.additive_count; ++l) {
+        const additive_layer& layer = job.additive_layers[l];
+        ok &= layer.pose && layer.pose->size() == n && (!layer.reference || layer.reference->size() == n) &&
+              is_finite(layer.weight) && joint_weights_ok(layer.joint_weights, n);
+    }
+    return ok;
+}
+} // namespace impl
+
 inline status blend_job::validate() const {
+    if (impl::blend_job_ok(*this)) return {};
     if (!rest_pose) return impl::make_error(errc::invalid_argument, "blend_job: rest_pose is null");
     if (!output) return impl::make_error(errc::invalid_argument, "blend_job: output is null");
     if (!is_finite(threshold))
@@ -243,16 +381,36 @@ inline status blend_job::validate() const {
 }
 
 namespace impl {
-template <class V>
+/// The blend over Wide lanes (the widest the compiler targets) with a Narrow tail; the scalar
+/// reference is run_blend<lanes::f1>.
+template <class Wide, class Narrow = Wide>
 status run_blend(const blend_job& job) {
-    if (status st = job.validate(); !st) return st;
+    if (!blend_job_ok(job)) return job.validate(); // (the report, built only on failure)
     job.output->resize(job.rest_pose->size());
-    for (std::size_t i = 0; i < job.output->padded_size(); i += V::width) blend_lanes<V>(job, i);
+    const blend_setup b = setup_blend(job);
+    const std::size_t padded = job.output->padded_size();
+    if (b.first == job.layer_count) {
+        lanes::for_each_lanes<Wide, Narrow>(0, padded, [&](auto lane, std::size_t i) {
+            rest_lanes<decltype(lane)>(job, i);
+        });
+        return {};
+    }
+    // (Two instantiations: the additive layers' call would otherwise keep every result in memory.)
+    if (job.additive_count)
+        lanes::for_each_lanes<Wide, Narrow>(0, padded, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
+            blend_lanes<decltype(lane), true>(job, b, i);
+        });
+    else
+        lanes::for_each_lanes<Wide, Narrow>(0, padded, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
+            blend_lanes<decltype(lane), false>(job, b, i);
+        });
     return {};
 }
 } // namespace impl
 
-inline status blend_job::run() const { return impl::run_blend<impl::lanes::native>(*this); }
+inline status blend_job::run() const {
+    return impl::run_blend<impl::lanes::widest, impl::lanes::native>(*this);
+}
 
 inline status make_additive(const local_pose& pose, const local_pose& reference, local_pose& delta) {
     if (pose.size() != reference.size())

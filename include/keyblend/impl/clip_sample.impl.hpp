@@ -287,24 +287,32 @@ struct clip_sampler {
         }
     }
 
-    /// For each block of pose_lane_block joints and component: the lanes whose tracks have the same
-    /// key times and mode as the block's first track with two keys or more (matrix channels, keyed
-    /// separately, never join). 0 when fewer than two lanes agree.
+    /// For each block of pose_lane_block joints and component: the largest set of lanes whose
+    /// tracks (two keys or more) have the same key times and mode (matrix channels, keyed
+    /// separately, never join); 0 when no two lanes agree. (The largest, not the first track's:
+    /// an exporter that drops a few keys of one track must not split its block into lanes.)
     template <unsigned Comp>
     static void find_shared_keys(sampling_context& c) {
         for (std::size_t block = 0; block < c.padded_ / pose_lane_block; ++block) {
-            unsigned lanes_mask = 0;
-            const track_of<Comp>* lead = nullptr;
+            const track_of<Comp>* tracks[pose_lane_block] = {};
             for (unsigned lane = 0; lane < pose_lane_block; ++lane) {
                 const std::size_t j = block * pose_lane_block + lane;
                 if (j >= c.joint_count_ || !c.tracks_[3 * j + Comp] || c.matrix_[j]) continue;
                 const auto* tr = static_cast<const track_of<Comp>*>(c.tracks_[3 * j + Comp]);
-                if (tr->size() < 2) continue;
-                if (!lead) lead = tr;
-                if (tr->times() == lead->times() && tr->mode() == lead->mode()) lanes_mask |= 1u << lane;
+                if (tr->size() >= 2) tracks[lane] = tr;
             }
-            const bool several = lanes_mask & (lanes_mask - 1u);
-            c.shared_[block * 3 + Comp] = static_cast<std::uint8_t>(several ? lanes_mask : 0u);
+            unsigned best = 0;
+            for (unsigned lead = 0; lead < pose_lane_block; ++lead) {
+                if (!tracks[lead]) continue;
+                unsigned same = 0;
+                for (unsigned lane = lead; lane < pose_lane_block; ++lane)
+                    if (tracks[lane] && tracks[lane]->mode() == tracks[lead]->mode() &&
+                        tracks[lane]->times() == tracks[lead]->times())
+                        same |= 1u << lane;
+                if (lanes::set_bit_count(same) > lanes::set_bit_count(best)) best = same;
+            }
+            const bool several = best & (best - 1u);
+            c.shared_[block * 3 + Comp] = static_cast<std::uint8_t>(several ? best : 0u);
         }
     }
 
@@ -421,36 +429,32 @@ struct clip_sampler {
                                                        std::size_t i, local_pose& out) {
         using lanes::bits;
         using lanes::select;
+        // Every address first: a SIMD store may alias anything, so the context's and the pose's
+        // pointers read after one would be read again.
+        const float* const cache = c.streams_.get() + i;
+        const std::size_t cap = c.capacity_;
+        const auto at = [&](unsigned stream_index) { return cache + static_cast<std::size_t>(stream_index) * cap; };
+        using S = local_pose;
+        float* const first_out = out.data(S::translation_x);
+        const std::size_t out_stride = static_cast<std::size_t>(out.data(S::translation_y) - first_out);
+        const auto out_at = [&](S::stream s) { return first_out + i + static_cast<std::size_t>(s) * out_stride; };
+
         const V t = V::set1(time), zero = V::set1(0.0f);
         V alpha[3];
         typename V::mask at_key[3];
         for (unsigned comp = 0; comp < 3; ++comp) {
-            const V lo = V::load(stream(c, base[comp]) + i);
-            const V inv_span = V::load(stream(c, base[comp] + 2) + i);
+            const V lo = V::load(at(base[comp]));
+            const V inv_span = V::load(at(base[comp] + 2));
             // (clamp01 maps the NaN of an infinite lo times 0, and rounding, into [0, 1].)
             alpha[comp] = lanes::clamp01(select(inv_span > zero, (t - lo) * inv_span, zero));
             at_key[comp] = alpha[comp] == zero;
         }
-        using S = local_pose;
-        const S::stream vector_out[2][3] = {{S::translation_x, S::translation_y, S::translation_z},
-                                            {S::scale_x, S::scale_y, S::scale_z}};
-        for (unsigned v = 0; v < 2; ++v) {
-            const unsigned comp = v == 0 ? translation : scale;
-            for (unsigned k = 0; k < 3; ++k) {
-                const V a = V::load(stream(c, base[comp] + 3 + k) + i);
-                const V b = V::load(stream(c, base[comp] + 6 + k) + i);
-                // keyblend::lerp: exactly `a` at alpha 0.
-                select(at_key[comp], a, a + (b - a) * alpha[comp]).store(out.data(vector_out[v][k]) + i);
-            }
-        }
         const unsigned r = base[rotation];
-        const quat_lanes<V> qa{V::load(stream(c, r + 6) + i), V::load(stream(c, r + 3) + i),
-                               V::load(stream(c, r + 4) + i), V::load(stream(c, r + 5) + i)};
-        const quat_lanes<V> qb{V::load(stream(c, r + 10) + i), V::load(stream(c, r + 7) + i),
-                               V::load(stream(c, r + 8) + i), V::load(stream(c, r + 9) + i)};
+        const quat_lanes<V> qa{V::load(at(r + 6)), V::load(at(r + 3)), V::load(at(r + 4)), V::load(at(r + 5))};
+        const quat_lanes<V> qb{V::load(at(r + 10)), V::load(at(r + 7)), V::load(at(r + 8)), V::load(at(r + 9))};
         // Each interpolator only where some lane uses it.
         constexpr unsigned all = (1u << V::width) - 1u;
-        const typename V::mask use_nlerp = V::load(stream(c, nlerp_stream) + i) != zero;
+        const typename V::mask use_nlerp = V::load(at(nlerp_stream)) != zero;
         const unsigned nlerp_lanes = bits(use_nlerp);
         quat_lanes<V> q;
         if (nlerp_lanes == all) {
@@ -459,15 +463,29 @@ struct clip_sampler {
             q = slerp(qa, qb, alpha[rotation]);
             if (nlerp_lanes) q = select(use_nlerp, nlerp(qa, qb, alpha[rotation]), q);
         }
-        q.x.store(out.data(S::rotation_x) + i);
-        q.y.store(out.data(S::rotation_y) + i);
-        q.z.store(out.data(S::rotation_z) + i);
-        q.w.store(out.data(S::rotation_w) + i);
+        const S::stream vector_out[2][3] = {{S::translation_x, S::translation_y, S::translation_z},
+                                            {S::scale_x, S::scale_y, S::scale_z}};
+        for (unsigned v = 0; v < 2; ++v) {
+            const unsigned comp = v == 0 ? translation : scale;
+            for (unsigned k = 0; k < 3; ++k) {
+                const V a = V::load(at(base[comp] + 3 + k));
+                const V b = V::load(at(base[comp] + 6 + k));
+                // keyblend::lerp: exactly `a` at alpha 0.
+                select(at_key[comp], a, a + (b - a) * alpha[comp]).store(out_at(vector_out[v][k]));
+            }
+        }
+        q.x.store(out_at(S::rotation_x));
+        q.y.store(out_at(S::rotation_y));
+        q.z.store(out_at(S::rotation_z));
+        q.w.store(out_at(S::rotation_w));
     }
 
-    template <class V>
+    /// Refreshes over Narrow lanes (a width that divides pose_lane_block, which the shared-key
+    /// masks are per), interpolates over Wide lanes with a Narrow tail.
+    template <class Wide, class Narrow = Wide>
     static status sample(const clip& cl, const skeleton& s, float time, sampling_context& c,
                          local_pose& out) {
+        using V = Narrow;
         if (!is_bound(c, cl, s)) bind(c, cl, s);
         out.resize(s.size());
         // NaN samples the first keys, as locate_keys does; +inf is clamped so that the open end
@@ -482,7 +500,9 @@ struct clip_sampler {
             refresh_stale<rotation>(c, s, time, t, i);
             refresh_stale<scale>(c, s, time, t, i);
         }
-        for (std::size_t i = 0; i < c.padded_; i += V::width) interpolate_lanes<V>(c, time, i, out);
+        lanes::for_each_lanes<Wide, Narrow>(0, c.padded_, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
+            interpolate_lanes<decltype(lane)>(c, time, i, out);
+        });
         if (c.bad_channel_ == error::no_index) return {};
         return make_error(errc::out_of_range,
                           "clip '" + cl.name + "' channel " + std::to_string(c.bad_channel_) +
@@ -526,7 +546,7 @@ inline sampling_context& sampling_context::operator=(const sampling_context& oth
 
 inline status sample_clip(const clip& c, const skeleton& s, float time, sampling_context& context,
                           local_pose& out) {
-    return impl::clip_sampler::sample<impl::lanes::native>(c, s, time, context, out);
+    return impl::clip_sampler::sample<impl::lanes::widest, impl::lanes::native>(c, s, time, context, out);
 }
 
 } // namespace keyblend

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace keyblend {
 
@@ -42,6 +43,7 @@ inline void local_pose::fill_identity(std::size_t first, std::size_t last) {
 }
 
 inline void local_pose::resize(std::size_t joint_count) {
+    if (joint_count == size_) return; // (every frame: the kernels keep the padding at the identity)
     const std::size_t padded = (joint_count + pose_lane_block - 1) / pose_lane_block * pose_lane_block;
     if (padded > capacity_) {
         // Streams are 64-byte aligned: each starts at a multiple of 16 floats.
@@ -101,9 +103,20 @@ inline void reset_to_bind(const skeleton& s, std::vector<glm::mat4>& local) {
     for (std::size_t j = 0; j < s.size(); ++j) local[j] = s.bind_local()[j];
 }
 
+inline status to_local_matrices(const local_pose& pose, glm::mat4* local, std::size_t count) {
+    if (count < pose.size())
+        return impl::make_error(errc::size_mismatch, "to_local_matrices: room for " + std::to_string(count) +
+                                                         " matrices, the pose has " +
+                                                         std::to_string(pose.size()) + " joints");
+    if (!local && pose.size())
+        return impl::make_error(errc::invalid_argument, "to_local_matrices: the output is null");
+    for (std::size_t j = 0; j < pose.size(); ++j) local[j] = to_matrix(pose.get(j));
+    return {};
+}
+
 inline void to_local_matrices(const local_pose& pose, std::vector<glm::mat4>& local) {
     local.resize(pose.size());
-    for (std::size_t j = 0; j < pose.size(); ++j) local[j] = to_matrix(pose.get(j));
+    (void)to_local_matrices(pose, local.data(), local.size());
 }
 
 inline void to_local_pose(const std::vector<glm::mat4>& local, local_pose& pose) {
@@ -172,17 +185,30 @@ inline __m128 madd4(__m128 a, __m128 b, __m128 c) {
 #endif
 }
 
-inline void mul_affine_sse(const float* parent, const float (*l)[pose_lane_block], std::size_t k,
-                           float* out) {
-    const __m128 p0 = _mm_loadu_ps(parent), p1 = _mm_loadu_ps(parent + 4);
-    const __m128 p2 = _mm_loadu_ps(parent + 8), p3 = _mm_loadu_ps(parent + 12);
+/// A 4x4 matrix as four column registers.
+struct columns4 {
+    __m128 c[4];
+};
+
+inline columns4 load_columns(const float* m) {
+    return {{_mm_loadu_ps(m), _mm_loadu_ps(m + 4), _mm_loadu_ps(m + 8), _mm_loadu_ps(m + 12)}};
+}
+
+/// parent * L (see mul_affine_scalar; the same operations in the same order), stored to `out` and
+/// returned in registers, so that a child computed next need not wait for the store to reach
+/// memory and be read back.
+inline columns4 mul_affine_sse(const columns4& parent, const float (*l)[pose_lane_block], std::size_t k,
+                               float* out) {
+    columns4 m;
     for (int c = 0; c < 4; ++c) {
-        __m128 v = _mm_mul_ps(p0, _mm_set1_ps(l[3 * c][k]));
-        v = madd4(p1, _mm_set1_ps(l[3 * c + 1][k]), v);
-        v = madd4(p2, _mm_set1_ps(l[3 * c + 2][k]), v);
-        if (c == 3) v = _mm_add_ps(v, p3);
+        __m128 v = _mm_mul_ps(parent.c[0], _mm_set1_ps(l[3 * c][k]));
+        v = madd4(parent.c[1], _mm_set1_ps(l[3 * c + 1][k]), v);
+        v = madd4(parent.c[2], _mm_set1_ps(l[3 * c + 2][k]), v);
+        if (c == 3) v = _mm_add_ps(v, parent.c[3]);
         _mm_storeu_ps(out + 4 * c, v);
+        m.c[c] = v;
     }
+    return m;
 }
 #endif
 
@@ -196,54 +222,148 @@ void local_to_model_range(const skeleton& s, const local_pose& local, std::size_
     alignas(64) float affine[12][pose_lane_block];
     const glm::mat4 root_copy = root;
     glm::mat4 first_copy = first_parent ? *first_parent : root;
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+    columns4 previous{}; // the model matrix of joint j - 1, while computing joint j
+#endif
     for (std::size_t block = begin / pose_lane_block * pose_lane_block; block < end;
          block += pose_lane_block) {
         for (std::size_t lane = 0; lane < pose_lane_block; lane += V::width)
             trs_to_affine<V>(local, block, lane, affine);
         const std::size_t first = std::max(block, begin);
         const std::size_t last = std::min(block + pose_lane_block, end);
+#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+        if (V::width > 1) {
+            // Most joints are the child of the joint before them (a chain: spine, arm, fingers);
+            // the chain's matrices stay in registers from one joint to the next.
+            for (std::size_t j = first; j < last; ++j) {
+                const joint_index p = parents[j];
+                if (j == begin && first_parent) previous = load_columns(&first_copy[0][0]);
+                else if (p < 0) previous = load_columns(&root_copy[0][0]);
+                else if (static_cast<std::size_t>(p) + 1 != j || j == begin)
+                    previous = load_columns(&model[static_cast<std::size_t>(p)][0][0]);
+                previous = mul_affine_sse(previous, affine, j - block, &model[j][0][0]);
+            }
+            continue;
+        }
+#endif
         for (std::size_t j = first; j < last; ++j) {
             const joint_index p = parents[j];
             const glm::mat4& parent = (j == begin && first_parent) ? first_copy
                                       : p < 0 ? root_copy
                                               : model[static_cast<std::size_t>(p)];
-            float* out = &model[j][0][0];
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-            if (V::width > 1) {
-                mul_affine_sse(&parent[0][0], affine, j - block, out);
-                continue;
-            }
-#endif
-            mul_affine_scalar(&parent[0][0], affine, j - block, out);
+            mul_affine_scalar(&parent[0][0], affine, j - block, &model[j][0][0]);
         }
     }
 }
 
-template <class V>
-void local_to_model_whole(const skeleton& s, const local_pose& local, std::vector<glm::mat4>& model,
-                          const glm::mat4& root) {
-    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model: pose and skeleton sizes differ");
-    model.resize(s.size());
-    local_to_model_range<V>(s, local, 0, std::min(local.size(), s.size()), nullptr, root,
-                            model.data());
+/// The checks of the pointer versions of local_to_model and local_to_model_subtree: `what` names
+/// the function in the message.
+inline status check_hierarchy_buffers(const char* what, const skeleton& s, std::size_t local_size,
+                                      bool local_null, const glm::mat4* model, std::size_t model_count) {
+    const std::string name(what);
+    if (local_size != s.size())
+        return make_error(errc::size_mismatch, name + ": the local pose has " + std::to_string(local_size) +
+                                                   " joints, the skeleton " + std::to_string(s.size()));
+    if (model_count < s.size())
+        return make_error(errc::size_mismatch, name + ": room for " + std::to_string(model_count) +
+                                                   " model matrices, the skeleton has " +
+                                                   std::to_string(s.size()) + " joints");
+    if (s.size() && (!model || local_null))
+        return make_error(errc::invalid_argument, name + (model ? ": the local matrices are null"
+                                                                : ": the model matrices are null"));
+    return {};
+}
+
+/// Joints [begin, end) from local matrices, parent first; `begin`'s parent is `*first_parent` when
+/// given.
+inline void local_to_model_matrices(const skeleton& s, const glm::mat4* local, std::size_t begin,
+                                    std::size_t end, const glm::mat4* first_parent, const glm::mat4& root,
+                                    glm::mat4* model) {
+    for (std::size_t j = begin; j < end; ++j) {
+        const joint_index p = s.parent(j);
+        const glm::mat4& parent = (j == begin && first_parent) ? *first_parent
+                                  : p < 0                      ? root
+                                                               : model[static_cast<std::size_t>(p)];
+        model[j] = parent * local[j];
+    }
+}
+
+/// The parent model matrix of `joint` from `model`: model[parent], or the identity for a root.
+inline glm::mat4 parent_model_of(const skeleton& s, std::size_t joint, const glm::mat4* model) {
+    const joint_index p = s.parent(joint);
+    return p < 0 ? glm::mat4(1.0f) : model[static_cast<std::size_t>(p)];
 }
 
 } // namespace impl
 
+inline status local_to_model(const skeleton& s, const local_pose& local, glm::mat4* model,
+                             std::size_t model_count, const glm::mat4& root) {
+    if (status st = impl::check_hierarchy_buffers("local_to_model", s, local.size(), false, model, model_count); !st)
+        return st;
+    impl::local_to_model_range<impl::lanes::native>(s, local, 0, s.size(), nullptr, root, model);
+    return {};
+}
+
+inline status local_to_model(const skeleton& s, const glm::mat4* local, std::size_t local_count,
+                             glm::mat4* model, std::size_t model_count, const glm::mat4& root) {
+    if (status st = impl::check_hierarchy_buffers("local_to_model", s, local_count, !local, model, model_count); !st)
+        return st;
+    impl::local_to_model_matrices(s, local, 0, s.size(), nullptr, root, model);
+    return {};
+}
+
 inline void local_to_model(const skeleton& s, const local_pose& local, std::vector<glm::mat4>& model,
                            const glm::mat4& root) {
-    impl::local_to_model_whole<impl::lanes::native>(s, local, model, root);
+    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model: pose and skeleton sizes differ");
+    model.resize(s.size());
+    impl::local_to_model_range<impl::lanes::native>(s, local, 0, std::min(local.size(), s.size()), nullptr,
+                                                    root, model.data());
 }
 
 inline void local_to_model(const skeleton& s, const std::vector<glm::mat4>& local,
                            std::vector<glm::mat4>& model, const glm::mat4& root) {
     KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model: pose and skeleton sizes differ");
     model.resize(s.size());
-    const std::size_t n = std::min(local.size(), s.size());
-    for (std::size_t j = 0; j < n; ++j) {
-        const joint_index p = s.parent(j);
-        model[j] = (p < 0 ? root : model[static_cast<std::size_t>(p)]) * local[j];
-    }
+    impl::local_to_model_matrices(s, local.data(), 0, std::min(local.size(), s.size()), nullptr, root,
+                                  model.data());
+}
+
+inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
+                                     const glm::mat4& parent_model, glm::mat4* model,
+                                     std::size_t model_count) {
+    if (joint >= s.size())
+        return impl::make_error(errc::out_of_range, "local_to_model_subtree: joint " + std::to_string(joint) +
+                                                        " is out of range (" + std::to_string(s.size()) +
+                                                        " joints)");
+    if (status st = impl::check_hierarchy_buffers("local_to_model_subtree", s, local.size(), false, model,
+                                                  model_count);
+        !st)
+        return st;
+    impl::local_to_model_range<impl::lanes::native>(s, local, joint, s.subtree_end(joint), &parent_model,
+                                                    parent_model, model);
+    return {};
+}
+
+inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
+                                     glm::mat4* model, std::size_t model_count) {
+    if (joint >= s.size() || model_count < s.size() || !model)
+        return local_to_model_subtree(s, joint, local, glm::mat4(1.0f), model, model_count); // (reports)
+    return local_to_model_subtree(s, joint, local, impl::parent_model_of(s, joint, model), model, model_count);
+}
+
+inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const glm::mat4* local,
+                                     std::size_t local_count, const glm::mat4& parent_model,
+                                     glm::mat4* model, std::size_t model_count) {
+    if (joint >= s.size())
+        return impl::make_error(errc::out_of_range, "local_to_model_subtree: joint " + std::to_string(joint) +
+                                                        " is out of range (" + std::to_string(s.size()) +
+                                                        " joints)");
+    if (status st = impl::check_hierarchy_buffers("local_to_model_subtree", s, local_count, !local, model,
+                                                  model_count);
+        !st)
+        return st;
+    impl::local_to_model_matrices(s, local, joint, s.subtree_end(joint), &parent_model, parent_model, model);
+    return {};
 }
 
 inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
@@ -254,8 +374,8 @@ inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const l
     model.resize(s.size());
     const std::size_t end = std::min(s.subtree_end(joint), local.size());
     if (joint >= end) return;
-    impl::local_to_model_range<impl::lanes::native>(s, local, joint, end, &parent_model,
-                                                    parent_model, model.data());
+    impl::local_to_model_range<impl::lanes::native>(s, local, joint, end, &parent_model, parent_model,
+                                                    model.data());
 }
 
 inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
@@ -263,9 +383,7 @@ inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const l
     KEYBLEND_ASSERT(joint < s.size(), "local_to_model_subtree: joint out of range");
     if (joint >= s.size()) return;
     model.resize(s.size());
-    const joint_index p = s.parent(joint);
-    const glm::mat4 parent = p < 0 ? glm::mat4(1.0f) : model[static_cast<std::size_t>(p)];
-    local_to_model_subtree(s, joint, local, parent, model);
+    local_to_model_subtree(s, joint, local, impl::parent_model_of(s, joint, model.data()), model);
 }
 
 inline void local_to_model_subtree(const skeleton& s, std::size_t joint,
@@ -276,10 +394,7 @@ inline void local_to_model_subtree(const skeleton& s, std::size_t joint,
     if (joint >= s.size()) return;
     model.resize(s.size());
     const std::size_t end = std::min(s.subtree_end(joint), local.size());
-    for (std::size_t j = joint; j < end; ++j) {
-        const joint_index p = s.parent(j);
-        model[j] = (j == joint ? parent_model : model[static_cast<std::size_t>(p)]) * local[j];
-    }
+    impl::local_to_model_matrices(s, local.data(), joint, end, &parent_model, parent_model, model.data());
 }
 
 } // namespace keyblend

@@ -44,12 +44,16 @@
 
 // The lane kernels are small and called in hot loops on values that live in registers: inlining
 // them is what keeps those values out of memory (GCC otherwise outlines slerp<f8>).
+// KEYBLEND_LAMBDA_INLINE does the same for a lambda (after its parameter list).
 #if defined(__GNUC__) || defined(__clang__)
 #define KEYBLEND_FORCE_INLINE inline __attribute__((always_inline))
+#define KEYBLEND_LAMBDA_INLINE __attribute__((always_inline))
 #elif defined(_MSC_VER)
 #define KEYBLEND_FORCE_INLINE __forceinline
+#define KEYBLEND_LAMBDA_INLINE
 #else
 #define KEYBLEND_FORCE_INLINE inline
+#define KEYBLEND_LAMBDA_INLINE
 #endif
 
 namespace keyblend {
@@ -87,6 +91,8 @@ struct f1 {
     using mask = m1;
     float v;
     static f1 load(const float* p) { return {*p}; }
+    /// The first min(count, width) floats at p, zeros above; reads nothing past them.
+    static f1 load_first(const float* p, std::size_t count) { return {count ? *p : 0.0f}; }
     static f1 set1(float x) { return {x}; }
     /// The mask whose lane i is set where bit i of `b` is.
     static m1 from_bits(unsigned b) { return {(b & 1u) != 0}; }
@@ -101,6 +107,10 @@ inline f1 fmadd(f1 a, f1 b, f1 c) { return {a.v * b.v + c.v}; }
 inline f1 min(f1 a, f1 b) { return {a.v < b.v ? a.v : b.v}; }
 inline f1 max(f1 a, f1 b) { return {a.v > b.v ? a.v : b.v}; }
 inline f1 sqrt(f1 a) { return {std::sqrt(a.v)}; }
+/// 1 / sqrt(a) for a finite a > 0 (other values: unspecified). Exact on f1, and on f4 / f8 without
+/// AVX-512 VL (a square root and a division); elsewhere the 14-bit estimate and one Newton step,
+/// within 2 ulp of 1 / sqrt(a), several times shorter a dependency chain.
+inline f1 rsqrt(f1 a) { return {1.0f / std::sqrt(a.v)}; }
 inline m1 operator<(f1 a, f1 b) { return {a.v < b.v}; }
 inline m1 operator<=(f1 a, f1 b) { return {a.v <= b.v}; }
 inline m1 operator>(f1 a, f1 b) { return {a.v > b.v}; }
@@ -128,6 +138,12 @@ struct f4 {
     using mask = m4;
     __m128 v;
     static f4 load(const float* p) { return {_mm_loadu_ps(p)}; }
+    static f4 load_first(const float* p, std::size_t count) {
+        if (count >= width) return load(p);
+        alignas(16) float v[width] = {};
+        for (std::size_t k = 0; k < count; ++k) v[k] = p[k];
+        return {_mm_load_ps(v)};
+    }
     static f4 set1(float x) { return {_mm_set1_ps(x)}; }
     static m4 from_bits(unsigned b) {
         const __m128i bit = _mm_setr_epi32(1, 2, 4, 8);
@@ -151,6 +167,15 @@ inline f4 fmadd(f4 a, f4 b, f4 c) {
 inline f4 min(f4 a, f4 b) { return {_mm_min_ps(a.v, b.v)}; }
 inline f4 max(f4 a, f4 b) { return {_mm_max_ps(a.v, b.v)}; }
 inline f4 sqrt(f4 a) { return {_mm_sqrt_ps(a.v)}; }
+inline f4 rsqrt(f4 a) {
+#if defined(KEYBLEND_LANES_AVX512)
+    const __m128 y = _mm_rsqrt14_ps(a.v);
+    const __m128 hy = _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(0.5f), a.v), y);
+    return {_mm_mul_ps(y, _mm_fnmadd_ps(hy, y, _mm_set1_ps(1.5f)))};
+#else
+    return {_mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(a.v))};
+#endif
+}
 inline m4 operator<(f4 a, f4 b) { return {_mm_cmplt_ps(a.v, b.v)}; }
 inline m4 operator<=(f4 a, f4 b) { return {_mm_cmple_ps(a.v, b.v)}; }
 inline m4 operator>(f4 a, f4 b) { return {_mm_cmpgt_ps(a.v, b.v)}; }
@@ -181,6 +206,12 @@ struct f8 {
     using mask = m8;
     __m256 v;
     static f8 load(const float* p) { return {_mm256_loadu_ps(p)}; }
+    static f8 load_first(const float* p, std::size_t count) {
+        if (count >= width) return load(p);
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lane);
+        return {_mm256_maskload_ps(p, m)}; // (masked-out lanes are not read)
+    }
     static f8 set1(float x) { return {_mm256_set1_ps(x)}; }
     static m8 from_bits(unsigned b) {
         const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
@@ -198,6 +229,15 @@ inline f8 fmadd(f8 a, f8 b, f8 c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
 inline f8 min(f8 a, f8 b) { return {_mm256_min_ps(a.v, b.v)}; }
 inline f8 max(f8 a, f8 b) { return {_mm256_max_ps(a.v, b.v)}; }
 inline f8 sqrt(f8 a) { return {_mm256_sqrt_ps(a.v)}; }
+inline f8 rsqrt(f8 a) {
+#if defined(KEYBLEND_LANES_AVX512)
+    const __m256 y = _mm256_rsqrt14_ps(a.v);
+    const __m256 hy = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), a.v), y);
+    return {_mm256_mul_ps(y, _mm256_fnmadd_ps(hy, y, _mm256_set1_ps(1.5f)))};
+#else
+    return {_mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(a.v))};
+#endif
+}
 inline m8 operator<(f8 a, f8 b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_LT_OQ)}; }
 inline m8 operator<=(f8 a, f8 b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_LE_OQ)}; }
 inline m8 operator>(f8 a, f8 b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_GT_OQ)}; }
@@ -226,6 +266,10 @@ struct f16 {
     using mask = m16;
     __m512 v;
     static f16 load(const float* p) { return {_mm512_loadu_ps(p)}; }
+    static f16 load_first(const float* p, std::size_t count) {
+        if (count >= width) return load(p);
+        return {_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1u), p)};
+    }
     static f16 set1(float x) { return {_mm512_set1_ps(x)}; }
     static m16 from_bits(unsigned b) { return {static_cast<__mmask16>(b)}; }
     void store(float* p) const { _mm512_storeu_ps(p, v); }
@@ -236,9 +280,16 @@ inline f16 operator*(f16 a, f16 b) { return {_mm512_mul_ps(a.v, b.v)}; }
 inline f16 operator/(f16 a, f16 b) { return {_mm512_div_ps(a.v, b.v)}; }
 inline f16 operator-(f16 a) { return {_mm512_xor_ps(a.v, _mm512_set1_ps(-0.0f))}; }
 inline f16 fmadd(f16 a, f16 b, f16 c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
-inline f16 min(f16 a, f16 b) { return {_mm512_min_ps(a.v, b.v)}; }
-inline f16 max(f16 a, f16 b) { return {_mm512_max_ps(a.v, b.v)}; }
-inline f16 sqrt(f16 a) { return {_mm512_sqrt_ps(a.v)}; }
+// (min, max, sqrt and rsqrt14 through their all-lanes maskz forms, the same instruction: GCC 12's
+// plain forms start from _mm512_undefined_ps, which -Wmaybe-uninitialized reports once inlined.)
+inline f16 min(f16 a, f16 b) { return {_mm512_maskz_min_ps(0xffff, a.v, b.v)}; }
+inline f16 max(f16 a, f16 b) { return {_mm512_maskz_max_ps(0xffff, a.v, b.v)}; }
+inline f16 sqrt(f16 a) { return {_mm512_maskz_sqrt_ps(0xffff, a.v)}; }
+inline f16 rsqrt(f16 a) {
+    const __m512 y = _mm512_maskz_rsqrt14_ps(0xffff, a.v);
+    const __m512 hy = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), a.v), y);
+    return {_mm512_mul_ps(y, _mm512_fnmadd_ps(hy, y, _mm512_set1_ps(1.5f)))};
+}
 inline m16 operator<(f16 a, f16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ)}; }
 inline m16 operator<=(f16 a, f16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_LE_OQ)}; }
 inline m16 operator>(f16 a, f16 b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ)}; }
@@ -316,6 +367,25 @@ inline void load_transposed(const float* const* rows, f8* out) {
 }
 #endif
 
+/// Runs `f(Wide{}, i)` for i = begin, begin + Wide::width, ... while a whole Wide vector fits
+/// before `end`, then `f(Narrow{}, i)` over the rest: the pose kernels' loop over padded streams,
+/// the widest lanes first (f16 over two blocks of pose_lane_block) and a narrower tail. `begin`
+/// and `end` are multiples of Narrow::width; with Wide == Narrow it is a plain loop.
+template <class Wide, class Narrow, class F>
+KEYBLEND_FORCE_INLINE void for_each_lanes(std::size_t begin, std::size_t end, F&& f) {
+    std::size_t i = begin;
+    for (; i + Wide::width <= end; i += Wide::width) f(Wide{}, i);
+    if constexpr (Wide::width != Narrow::width)
+        for (; i < end; i += Narrow::width) f(Narrow{}, i);
+}
+
+/// The mask of the lanes [i, i + V::width) that are below `n` (all of them when i + width <= n).
+template <class V>
+KEYBLEND_FORCE_INLINE typename V::mask lanes_below(std::size_t i, std::size_t n) {
+    if (i + V::width <= n) return V::from_bits((1u << V::width) - 1u);
+    return V::from_bits(i >= n ? 0u : (1u << (n - i)) - 1u);
+}
+
 /// The index of the lowest set bit of a non-zero mask from bits().
 inline unsigned lowest_set_bit(unsigned m) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -328,6 +398,13 @@ inline unsigned lowest_set_bit(unsigned m) {
     }
     return i;
 #endif
+}
+
+/// The number of set bits of m.
+inline unsigned set_bit_count(unsigned m) {
+    unsigned n = 0;
+    for (; m; m &= m - 1u) ++n;
+    return n;
 }
 
 // Shared helpers over any lane type.

@@ -55,14 +55,13 @@ KEYBLEND_FORCE_INLINE quat_lanes<V> conjugate(const quat_lanes<V>& q) {
     return {q.w, -q.x, -q.y, -q.z};
 }
 
-/// q / |q|, and the identity where |q| is zero or not finite (keyblend::normalize_or_identity).
+/// q / |q|, and the identity where |q| is zero or not finite (keyblend::normalize_or_identity;
+/// the same on f1, within 2 ulp where lanes::rsqrt estimates).
 template <class V>
 KEYBLEND_FORCE_INLINE quat_lanes<V> normalize_or_identity(const quat_lanes<V>& q) {
-    using lanes::sqrt;
-    const V len = sqrt(dot(q, q));
-    const typename V::mask good = (len > V::set1(0.0f)) & (len < V::set1(INFINITY));
-    const V inv = V::set1(1.0f) / len;
-    return select(good, scale(q, inv), quat_lanes<V>::identity());
+    const V d = dot(q, q);
+    const typename V::mask good = (d > V::set1(0.0f)) & (d < V::set1(INFINITY));
+    return select(good, scale(q, lanes::rsqrt(d)), quat_lanes<V>::identity());
 }
 
 /// keyblend::nlerp, lane by lane: `a` where t == 0, `b` where t == 1, otherwise the normalised
@@ -133,12 +132,12 @@ KEYBLEND_FORCE_INLINE quat_lanes<V> slerp(const quat_lanes<V>& a, const quat_lan
     const V chord2 = dot(diff, diff);
     const V chord = sqrt(chord2);
     const V theta = V::set1(2.0f) * asin_unit(min(half * chord, one));
-    const V sin_theta = half * sqrt(chord2 * dot(sum, sum));
+    const V inv_sin_theta = V::set1(2.0f) * lanes::rsqrt(chord2 * dot(sum, sum));
     // sin((1 - t)θ) = sin θ cos tθ - cos θ sin tθ: one sin/cos pair instead of three sines.
     // tθ stays in [0, π/2] for t in [0, 1]; outside, clamp (slerp does not extrapolate).
     V sin_t, cos_t;
     sin_cos_quarter_turn(min(max(t, zero), one) * theta, sin_t, cos_t);
-    const V wc = sin_t / sin_theta; // inf or NaN where θ is tiny: those lanes take nlerp below
+    const V wc = sin_t * inv_sin_theta; // inf or NaN where θ is tiny: those lanes take nlerp below
     const V wa = cos_t - d * wc;
     const quat_lanes<V> r{wa * a.w + wc * c.w, wa * a.x + wc * c.x, wa * a.y + wc * c.y,
                           wa * a.z + wc * c.z};
@@ -151,8 +150,11 @@ KEYBLEND_FORCE_INLINE quat_lanes<V> slerp(const quat_lanes<V>& a, const quat_lan
     quat_lanes<V> out = scale(r, inv);
     // Below an angle of 1e-6 rad slerp and nlerp agree to float precision (and wc above is not
     // finite). Rare: computed only when a lane needs it.
+    // (Not where t is 0 or 1 either, whose lanes are a and b below: a constant track, keyed once,
+    // has θ = 0 and t = 0 in every frame.)
+    const typename V::mask at_end = (t == zero) | (t == one);
     const typename V::mask tiny = !(theta > V::set1(1e-6f));
-    if (lanes::bits(tiny)) out = select(tiny, nlerp(a, c, t), out);
+    if (lanes::bits(tiny & !at_end)) out = select(tiny, nlerp(a, c, t), out);
     return select(t == zero, a, select(t == one, b, out));
 }
 

@@ -1,0 +1,50 @@
+// A crowd: N characters of one model, each at its own time, each frame sampling 3 playing sets,
+// blending them (3 weighted layers), local-to-model, building its skinning palette and skinning
+// its mesh (positions + normals). Testwuson.X from ../shared/data/x/assimp (39 joints, 3205
+// vertices, 4 influences per vertex, sets Run and Walk); a generated character of the same sizes,
+// named "generated", when the file is absent.
+//
+//   crowd/<model>/frame/<N>/1_thread     N characters' frame, one thread
+//   crowd/<model>/frame/<N>/2_threads    the same split over 2 threads (the characters in two
+//                                        halves, a persistent worker: a job system's parallel-for)
+//   crowd/<model>/stage/<stage>          one stage of the frame for 64 characters, one thread:
+//                                        sample (3 sets), blend, local_to_model, palette, skin
+//
+// Rates are characters/s. The 2-thread frames are compared with the 1-thread ones (the ratio is
+// the speed-up of the second core), and after the table the program prints how many characters
+// fit in a 60 Hz frame (16.7 ms) on 2 cores and the time per character of each stage.
+#include "crowd.hpp"
+
+namespace {
+
+using namespace kbcrowd;
+
+void register_all() {
+    const std::string prefix = "crowd/" + the_model().name + "/";
+    for (std::size_t n : crowd_sizes) {
+        benchmark::RegisterBenchmark((prefix + "frame/" + std::to_string(n) + "/1_thread").c_str(), bm_frame, n, 1)
+            ->UseRealTime();
+        benchmark::RegisterBenchmark((prefix + "frame/" + std::to_string(n) + "/2_threads").c_str(), bm_frame, n, 2)
+            ->UseRealTime();
+    }
+    for (int s = 0; s < 5; ++s)
+        benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s]).c_str(), bm_stage, s);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    register_all();
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    crowd_reporter reporter([](const std::string& full) {
+        // 2 threads against 1 thread: the second core's speed-up.
+        const std::string name = without_real_time(full), two = "/2_threads";
+        if (name.size() > two.size() && name.compare(name.size() - two.size(), two.size(), two) == 0)
+            return name.substr(0, name.size() - two.size()) + "/1_thread/real_time";
+        return std::string();
+    });
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::Shutdown();
+    return 0;
+}

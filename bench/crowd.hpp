@@ -1,0 +1,396 @@
+// The crowd benchmark's model, characters and stages (bench_crowd.cpp, and bench/ozz's crowd
+// that runs the same work with ozz-animation beside it). See bench_crowd.cpp.
+#pragma once
+
+#include <keyblend/io/xfile.hpp>
+#include <keyblend/keyblend.hpp>
+#include <keyblend/skin.hpp>
+
+#include "bench_main.hpp"
+
+#include <glm/gtc/matrix_transform.hpp>
+
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kbcrowd {
+
+// ---------------------------------------------------------------------------------------------
+// The model: a skeleton, 3 playing sets, a skinned mesh
+// ---------------------------------------------------------------------------------------------
+
+struct model {
+    std::string name;
+    keyblend::skeleton skeleton;
+    std::vector<keyblend::clip> clips;           // at least one; the frame plays 3 (reused when fewer)
+    std::vector<glm::vec3> positions, normals;   // the skinned mesh
+    std::size_t influences = 0;                  // k slots per vertex
+    std::vector<std::uint16_t> bone_indices;     // n x k
+    std::vector<float> weights;                  // n x k
+    std::vector<std::size_t> bone_joint;         // per bone
+    std::vector<glm::mat4> bone_offset;          // per bone
+};
+
+inline keyblend::transform random_transform(std::mt19937& rng) {
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    const glm::quat q = glm::normalize(keyblend::make_quat(u(rng), u(rng), u(rng), u(rng)) +
+                                       keyblend::make_quat(1.0f, 0.0f, 0.0f, 0.0f));
+    return {glm::vec3(u(rng), u(rng), u(rng)) * 0.3f, q, glm::vec3(1.0f)};
+}
+
+// Testwuson's sizes: 39 joints in chains, sets of ~1 s and ~3.6 s with rotation keys at 30 Hz,
+// 3205 vertices with 4 influence slots over 37 bones.
+inline model generated_model() {
+    std::mt19937 rng(77);
+    model m;
+    m.name = "generated";
+    std::vector<keyblend::joint_desc> joints(39);
+    for (std::size_t j = 0; j < joints.size(); ++j) {
+        joints[j].name = "joint" + std::to_string(j);
+        joints[j].parent = j == 0 ? -1 : (j % 7 == 0 ? keyblend::joint_index(j / 3) : keyblend::joint_index(j - 1));
+        joints[j].bind_local = keyblend::to_matrix(random_transform(rng));
+    }
+    m.skeleton = keyblend::skeleton::from_parents(joints).value();
+    for (float seconds : {0.97f, 3.6f}) {
+        keyblend::clip c;
+        c.name = seconds < 1.0f ? "run" : "walk";
+        for (std::size_t j = 0; j < joints.size(); ++j) {
+            keyblend::channel ch;
+            ch.joint = j;
+            for (float t = 0.0f; t <= seconds * 4800.0f; t += 160.0f)
+                ch.rotation.push_back(t, random_transform(rng).rotation);
+            c.channels.push_back(std::move(ch));
+        }
+        c.duration = keyblend::last_key_time(c);
+        m.clips.push_back(std::move(c));
+    }
+    const std::size_t n = 3205, k = 4, bones = 37;
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f), w(0.05f, 1.0f);
+    std::uniform_int_distribution<int> bone(0, int(bones) - 1);
+    m.influences = k;
+    for (std::size_t b = 0; b < bones; ++b) {
+        m.bone_joint.push_back(b + 1);
+        m.bone_offset.push_back(m.skeleton.inverse_bind_model()[b + 1]);
+    }
+    for (std::size_t v = 0; v < n; ++v) {
+        m.positions.push_back(glm::vec3(u(rng), u(rng), u(rng)));
+        m.normals.push_back(glm::normalize(glm::vec3(u(rng), u(rng), u(rng)) + glm::vec3(1e-3f)));
+        float sum = 0.0f, ws[k];
+        for (std::size_t i = 0; i < k; ++i) sum += ws[i] = w(rng);
+        for (std::size_t i = 0; i < k; ++i) {
+            m.bone_indices.push_back(std::uint16_t(bone(rng)));
+            m.weights.push_back(ws[i] / sum);
+        }
+    }
+    return m;
+}
+
+inline model load_model() {
+#if defined(KEYBLEND_DATA_DIR)
+    const std::string path = std::string(KEYBLEND_DATA_DIR) + "/assimp/Testwuson.X";
+    if (auto file = keyblend::io::load_xfile(path)) {
+        model m;
+        m.name = "Testwuson";
+        m.skeleton = file->skeleton;
+        for (const keyblend::io::xfile_animation_set& set : file->animation_sets)
+            if (set.clip.duration > 0.0f) m.clips.push_back(set.clip);
+        for (const keyblend::io::xfile_mesh& mesh : file->meshes) {
+            if (!mesh.is_skinned() || mesh.normals.size() != mesh.positions.size()) continue;
+            m.positions = mesh.positions;
+            m.normals = mesh.normals;
+            m.influences = mesh.skin.influences_per_vertex;
+            m.bone_indices = mesh.skin.bone_indices;
+            m.weights = mesh.skin.weights;
+            for (const keyblend::io::skin_bone& b : mesh.skin.bones) {
+                m.bone_joint.push_back(b.joint);
+                m.bone_offset.push_back(b.offset);
+            }
+            break;
+        }
+        if (!m.clips.empty() && !m.positions.empty()) return m;
+    }
+    std::fprintf(stderr, "bench_crowd: %s not found or not usable: a generated character instead\n", path.c_str());
+#endif
+    return generated_model();
+}
+
+inline const model& the_model() {
+    static const model m = load_model();
+    return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A character: its own time, weights and buffers
+// ---------------------------------------------------------------------------------------------
+
+struct character {
+    double time = 0.0; // seconds
+    float weights[3] = {0.5f, 0.3f, 0.2f};
+    keyblend::sampling_context contexts[3];
+    keyblend::local_pose sampled[3], pose;
+    std::vector<glm::mat4> model_matrices, palette;
+    std::vector<glm::vec3> positions, normals;
+    keyblend::skinning_job<std::uint16_t> skin;
+};
+
+inline const keyblend::clip& clip_of(int layer) {
+    const model& m = the_model();
+    return m.clips[std::size_t(layer) % m.clips.size()];
+}
+
+inline std::vector<std::unique_ptr<character>> make_crowd(std::size_t count) {
+    const model& m = the_model();
+    std::mt19937 rng{static_cast<std::uint32_t>(count)};
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    std::vector<std::unique_ptr<character>> crowd;
+    for (std::size_t i = 0; i < count; ++i) {
+        auto c = std::make_unique<character>();
+        c->time = 10.0 * u(rng);
+        const float a = u(rng) + 0.1f, b = u(rng) + 0.1f, d = u(rng) + 0.1f;
+        c->weights[0] = a / (a + b + d);
+        c->weights[1] = b / (a + b + d);
+        c->weights[2] = d / (a + b + d);
+        c->pose.resize(m.skeleton.size());
+        c->model_matrices.resize(m.skeleton.size());
+        c->positions.resize(m.positions.size());
+        c->normals.resize(m.normals.size());
+        c->palette.resize(m.bone_joint.size());
+        keyblend::skinning_job<std::uint16_t>& job = c->skin;
+        job.influences = m.influences;
+        job.joints = keyblend::make_span(m.bone_indices, m.influences);
+        job.weights = keyblend::make_span(m.weights, m.influences);
+        job.in_positions = keyblend::make_span(m.positions);
+        job.out_positions = keyblend::make_span(c->positions);
+        job.in_normals = keyblend::make_span(m.normals);
+        job.out_normals = keyblend::make_span(c->normals);
+        job.palette = c->palette.data();
+        job.palette_size = c->palette.size();
+        for (int l = 0; l < 3; ++l)
+            (void)keyblend::sample_clip(clip_of(l), m.skeleton, 0.0f, c->contexts[l], c->sampled[l]); // binds once
+        crowd.push_back(std::move(c));
+    }
+    if (!crowd.empty()) {
+        if (auto st = crowd.front()->skin.validate(); !st) {
+            std::fprintf(stderr, "bench_crowd: the mesh does not validate: %s\n", st.error().message.c_str());
+            std::exit(1);
+        }
+    }
+    return crowd;
+}
+
+// The stages of one character's frame; each returns false on an error.
+inline bool sample(character& c, double dt) {
+    const model& m = the_model();
+    c.time += dt;
+    bool ok = true;
+    for (int l = 0; l < 3; ++l) {
+        const keyblend::clip& cl = clip_of(l);
+        const double ticks = (c.time + 0.37 * l) * double(cl.ticks_per_second);
+        ok &= bool(keyblend::sample_clip(cl, m.skeleton, keyblend::clip_time(cl, ticks), c.contexts[l], c.sampled[l]));
+    }
+    return ok;
+}
+
+inline const keyblend::local_pose& rest_pose() {
+    static const keyblend::local_pose rest(the_model().skeleton);
+    return rest;
+}
+
+inline bool blend(character& c) {
+    const keyblend::blend_layer layers[3] = {
+        {&c.sampled[0], c.weights[0]}, {&c.sampled[1], c.weights[1]}, {&c.sampled[2], c.weights[2]}};
+    keyblend::blend_job job;
+    job.rest_pose = &rest_pose();
+    job.layers = layers;
+    job.layer_count = 3;
+    job.output = &c.pose;
+    return bool(job.run());
+}
+
+inline bool hierarchy(character& c) {
+    return bool(keyblend::local_to_model(the_model().skeleton, c.pose, c.model_matrices.data(), c.model_matrices.size()));
+}
+
+inline bool palette(character& c) {
+    const model& m = the_model();
+    return bool(keyblend::build_palette(c.model_matrices, keyblend::make_span(m.bone_joint, 1),
+                                        keyblend::make_span(m.bone_offset, 1), c.palette));
+}
+
+inline bool skin(character& c) { return bool(c.skin.run()); }
+
+inline bool whole_frame(character& c, double dt) { return sample(c, dt) & blend(c) & hierarchy(c) & palette(c) & skin(c); }
+
+// ---------------------------------------------------------------------------------------------
+// Two threads: the caller and one persistent worker, each taking half of the characters
+// ---------------------------------------------------------------------------------------------
+
+class second_core {
+public:
+    second_core() : worker_([this] { loop(); }) {}
+    ~second_core() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_one();
+        worker_.join();
+    }
+    /// Runs a(), and b() on the worker, and returns when both have.
+    void run(const std::function<void()>& a, const std::function<void()>& b) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            task_ = &b;
+            done_ = false;
+        }
+        wake_.notify_one();
+        a();
+        std::unique_lock<std::mutex> lock(mutex_);
+        finished_.wait(lock, [this] { return done_; });
+    }
+
+private:
+    void loop() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [this] { return stop_ || task_; });
+            if (stop_) return;
+            const std::function<void()>* task = task_;
+            task_ = nullptr;
+            lock.unlock();
+            (*task)();
+            lock.lock();
+            done_ = true;
+            finished_.notify_one();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_, finished_;
+    const std::function<void()>* task_ = nullptr;
+    bool done_ = true, stop_ = false;
+    std::thread worker_;
+};
+
+inline constexpr double frame_dt = 1.0 / 60.0;
+
+inline void set_rate(benchmark::State& state, double characters) {
+    state.counters["characters/s"] = benchmark::Counter(double(state.iterations()) * characters, benchmark::Counter::kIsRate);
+}
+
+/// Times frames of `count` characters, `frame(i)` doing character i's frame (false on an error),
+/// on one thread or split over two (the caller and a persistent worker, each half the crowd).
+template <class Frame>
+void frame_loop(benchmark::State& state, std::size_t count, int threads, Frame frame) {
+    std::unique_ptr<second_core> core2 = threads > 1 ? std::make_unique<second_core>() : nullptr;
+    std::atomic<bool> ok{true};
+    const auto half = [&](std::size_t begin, std::size_t end) {
+        bool good = true;
+        for (std::size_t i = begin; i < end; ++i) good &= frame(i);
+        if (!good) ok = false;
+    };
+    const std::function<void()> first = [&] { half(0, count / 2); };
+    const std::function<void()> second = [&] { half(count / 2, count); };
+    for (auto _ : state) {
+        if (core2) core2->run(first, second);
+        else half(0, count);
+        benchmark::ClobberMemory();
+    }
+    if (!ok) state.SkipWithError("a stage failed");
+    set_rate(state, double(count));
+}
+
+inline void bm_frame(benchmark::State& state, std::size_t count, int threads) {
+    auto crowd = make_crowd(count);
+    frame_loop(state, count, threads, [&](std::size_t i) { return whole_frame(*crowd[i], frame_dt); });
+}
+
+inline constexpr std::size_t stage_crowd = 64;
+
+inline void bm_stage(benchmark::State& state, int stage) {
+    auto crowd = make_crowd(stage_crowd);
+    for (auto& c : crowd) (void)whole_frame(*c, frame_dt); // every buffer filled once
+    bool ok = true;
+    for (auto _ : state) {
+        for (auto& c : crowd) {
+            switch (stage) {
+            case 0: ok &= sample(*c, frame_dt); break;
+            case 1: ok &= blend(*c); break;
+            case 2: ok &= hierarchy(*c); break;
+            case 3: ok &= palette(*c); break;
+            default: ok &= skin(*c); break;
+            }
+        }
+        benchmark::ClobberMemory();
+    }
+    if (!ok) state.SkipWithError("a stage failed");
+    set_rate(state, double(stage_crowd));
+}
+
+inline const char* const stage_names[5] = {"sample", "blend", "local_to_model", "palette", "skin"};
+inline const std::size_t crowd_sizes[3] = {16, 64, 256};
+
+/// A case's name without the "/real_time" that UseRealTime() appends.
+inline std::string without_real_time(const std::string& name) {
+    const std::string suffix = "/real_time";
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return name.substr(0, name.size() - suffix.size());
+    return name;
+}
+
+// Prints, after the table, the crowd that fits in 16.7 ms on 2 cores and the stages' costs.
+class crowd_reporter : public kbbench::ratio_reporter {
+public:
+    using kbbench::ratio_reporter::ratio_reporter;
+
+    void ReportRuns(const std::vector<Run>& runs) override {
+        kbbench::ratio_reporter::ReportRuns(runs);
+        for (const Run& run : runs) {
+            if (run.error_occurred) continue;
+            if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
+            const auto it = run.counters.find("characters/s");
+            if (it != run.counters.end()) rate_[without_real_time(run.run_name.str())] = it->second.value;
+        }
+    }
+
+    void Finalize() override {
+        kbbench::ratio_reporter::Finalize();
+        const std::string prefix = "crowd/" + the_model().name + "/";
+        std::printf("\n%s: characters in a 60 Hz frame (16.7 ms), whole frame per character "
+                    "(sample 3 sets, blend, local_to_model, palette, skin %zu vertices):\n",
+                    the_model().name.c_str(), the_model().positions.size());
+        for (std::size_t n : crowd_sizes) {
+            for (const char* threads : {"1_thread", "2_threads"}) {
+                const auto it = rate_.find(prefix + "frame/" + std::to_string(n) + "/" + threads);
+                if (it == rate_.end()) continue;
+                std::printf("  %4zu characters, %-9s: %7.2f us per character -> %6.0f characters in 16.7 ms\n", n,
+                            threads, 1e6 / it->second, it->second / 60.0);
+            }
+        }
+        std::printf("time per character of each stage (one thread, %zu characters):\n", stage_crowd);
+        double sum = 0.0;
+        for (const char* stage : stage_names) {
+            const auto it = rate_.find(prefix + "stage/" + stage);
+            if (it == rate_.end()) continue;
+            sum += 1e6 / it->second;
+            std::printf("  %-15s %7.3f us\n", stage, 1e6 / it->second);
+        }
+        std::printf("  %-15s %7.3f us\n", "sum", sum);
+        std::fflush(stdout);
+    }
+
+private:
+    std::map<std::string, double> rate_;
+};
+
+} // namespace kbcrowd
