@@ -25,6 +25,11 @@ template <class T>
 bool bit_equal(const T& a, const T& b) {
     return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
+/// The same for x, y and z only: under GLM_FORCE_DEFAULT_ALIGNED_GENTYPES a vec3 has a fourth,
+/// padding lane that its three-component constructor leaves unset.
+inline bool bit_equal(const glm::vec3& a, const glm::vec3& b) {
+    return bit_equal(a.x, b.x) && bit_equal(a.y, b.y) && bit_equal(a.z, b.z);
+}
 
 inline float max_abs_diff(const glm::vec3& a, const glm::vec3& b) {
     const glm::vec3 d = glm::abs(a - b);

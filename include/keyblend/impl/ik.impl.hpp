@@ -194,8 +194,8 @@ struct ik_checks {
 
     // The checks as predicates, for the common case (every run() validates): no status is built.
     KEYBLEND_FORCE_INLINE bool common_ok(float weight) const {
-        return s && model && pose && model_size == s->size() && pose->size() == s->size() && weight >= 0.0f &&
-               weight <= 1.0f;
+        return s && model && pose && model_size == s->size() && pose->size() == s->size() && is_finite(weight) &&
+               weight >= 0.0f && weight <= 1.0f;
     }
     KEYBLEND_FORCE_INLINE bool joint_ok(std::size_t j) const {
         using S = local_pose;
@@ -245,7 +245,7 @@ inline status two_bone_ik_job::validate() const {
     const auto chained = [&](std::size_t child, std::size_t ancestor) {
         return child != ancestor && skeleton->is_in_subtree(child, ancestor);
     };
-    if (check.common_ok(weight) && soften >= 0.0f && soften <= 1.0f && check.joint_ok(start_joint) &&
+    if (check.common_ok(weight) && is_finite(soften) && soften >= 0.0f && soften <= 1.0f && check.joint_ok(start_joint) &&
         check.joint_ok(mid_joint) && check.joint_ok(end_joint) && chained(mid_joint, start_joint) &&
         chained(end_joint, mid_joint) && is_finite(target) && is_finite(pole_vector) && is_finite(mid_axis))
         return {};

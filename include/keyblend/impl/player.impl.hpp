@@ -174,10 +174,11 @@ inline void player::sample_channels(const std::size_t* sets, const double* local
             vector_weights_[slot] += w;
         }
     }
+    // (Weights summing to one, a set playing alone above all, need no division: its value exactly.)
     for (std::size_t i = 0; i < float_values_.size(); ++i)
-        if (float_weights_[i] > 0.0f) float_values_[i] /= float_weights_[i];
+        if (float_weights_[i] > 0.0f && float_weights_[i] != 1.0f) float_values_[i] /= float_weights_[i];
     for (std::size_t i = 0; i < vector_values_.size(); ++i)
-        if (vector_weights_[i] > 0.0f) vector_values_[i] /= vector_weights_[i];
+        if (vector_weights_[i] > 0.0f && vector_weights_[i] != 1.0f) vector_values_[i] /= vector_weights_[i];
 }
 
 inline status player::update_animation(double time, const glm::mat4& root) {
