@@ -18,3 +18,6 @@ run(${CMAKE_COMMAND} ${args})
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/consumer")
 run("${WORK_DIR}/build/consumer_io")
+if(EXPECT_ASSIMP) # keyblend::assimp was built: the consumer must find and use it
+  run("${WORK_DIR}/build/consumer_assimp")
+endif()
