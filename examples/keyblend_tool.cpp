@@ -226,6 +226,18 @@ void print_hierarchy(const keyblend::skeleton& s) {
     }
 }
 
+/// An animation set in `info --json`: the same keys for every importer.
+json clip_json(const keyblend::clip& c) {
+    const keyblend::io::key_counts k = keyblend::io::count_keys(c);
+    const bool keyed = k.rotation + k.scale + k.position + k.matrix > 0;
+    return {{"name", c.name},
+            {"ticks_per_second", c.ticks_per_second_is_default ? json(nullptr) : tick_json(c.ticks_per_second)},
+            {"tracks", c.channels.size()},
+            {"keys", {{"rotation", k.rotation}, {"scale", k.scale}, {"position", k.position}, {"matrix", k.matrix}}},
+            {"first_tick", keyed ? tick_json(keyblend::first_key_time(c)) : json(nullptr)},
+            {"last_tick", keyed ? tick_json(keyblend::last_key_time(c)) : json(nullptr)}};
+}
+
 /// info for a file keyblend's .X loader read: the .X header's facts and the loader's figures.
 int info_xfile(const options& o, const keyblend::io::xfile& x) {
     if (o.json) {
@@ -240,23 +252,8 @@ int info_xfile(const options& o, const keyblend::io::xfile& x) {
                                      {"faces", m.face_count},
                                      {"bones", m.skin.bones.size()}});
         out["animation_sets"] = json::array();
-        for (const keyblend::io::xfile_animation_set& s : x.animation_sets) {
-            const keyblend::clip& c = s.clip;
-            const keyblend::io::key_counts k = keyblend::io::count_keys(c);
-            const bool keyed = k.rotation + k.scale + k.position + k.matrix > 0;
-            out["animation_sets"].push_back(
-                {{"name", c.name},
-                 {"ticks_per_second",
-                  c.ticks_per_second_is_default ? json(nullptr) : tick_json(c.ticks_per_second)},
-                 {"tracks", c.channels.size()},
-                 {"keys",
-                  {{"rotation", k.rotation},
-                   {"scale", k.scale},
-                   {"position", k.position},
-                   {"matrix", k.matrix}}},
-                 {"first_tick", keyed ? tick_json(keyblend::first_key_time(c)) : json(nullptr)},
-                 {"last_tick", keyed ? tick_json(keyblend::last_key_time(c)) : json(nullptr)}});
-        }
+        for (const keyblend::io::xfile_animation_set& s : x.animation_sets)
+            out["animation_sets"].push_back(clip_json(s.clip));
         std::cout << out.dump(2) << '\n';
         return exit_ok;
     }
@@ -293,16 +290,6 @@ int info_xfile(const options& o, const keyblend::io::xfile& x) {
 int info_assimp(const options& o, const keyblend::assimp::scene& a) {
     std::string format = o.file.substr(o.file.rfind('.') == std::string::npos ? o.file.size() : o.file.rfind('.') + 1);
     for (char& c : format) c = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
-    const auto set_json = [](const keyblend::clip& c) {
-        const keyblend::io::key_counts k = keyblend::io::count_keys(c);
-        const bool keyed = k.rotation + k.scale + k.position + k.matrix > 0;
-        return json{{"name", c.name},
-                    {"ticks_per_second", c.ticks_per_second_is_default ? json(nullptr) : tick_json(c.ticks_per_second)},
-                    {"tracks", c.channels.size()},
-                    {"keys", {{"rotation", k.rotation}, {"scale", k.scale}, {"position", k.position}, {"matrix", k.matrix}}},
-                    {"first_tick", keyed ? tick_json(keyblend::first_key_time(c)) : json(nullptr)},
-                    {"last_tick", keyed ? tick_json(keyblend::last_key_time(c)) : json(nullptr)}};
-    };
     if (o.json) {
         json out;
         out["importer"] = "assimp";
@@ -315,7 +302,7 @@ int info_assimp(const options& o, const keyblend::assimp::scene& a) {
                                      {"faces", m.indices.size() / 3},
                                      {"bones", m.skin.bones.size()}});
         out["animation_sets"] = json::array();
-        for (const keyblend::assimp::animation& an : a.animations) out["animation_sets"].push_back(set_json(an.clip));
+        for (const keyblend::assimp::animation& an : a.animations) out["animation_sets"].push_back(clip_json(an.clip));
         std::cout << out.dump(2) << '\n';
         return exit_ok;
     }

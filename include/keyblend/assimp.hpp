@@ -111,17 +111,12 @@ struct influence_report {
     std::size_t vertices_without_influence = 0;
 };
 
-/// A bone: an aiBone of a mesh.
-struct skin_bone {
-    /// aiBone::mName: the node this bone follows.
-    std::string name;
-    /// That node's joint index in scene::skeleton.
-    std::size_t joint = 0;
-    /// aiBone::mOffsetMatrix: mesh space to the bone's bind space. The skinning matrix of the bone
-    /// is `model[joint] * offset` (skin.hpp's build_palette), applied to the mesh's own vertices;
-    /// the model matrix of the node holding a skinned mesh is not applied (as in glTF and D3DX).
-    glm::mat4 offset = glm::mat4(1.0f);
-};
+/// A bone: an aiBone of a mesh, as the .X loader's bones (io::skin_bone): `name` is aiBone::mName
+/// (the node it follows), `joint` that node's joint in scene::skeleton, `offset` the
+/// mOffsetMatrix (mesh space to the bone's bind space). The skinning matrix of the bone is
+/// `model[joint] * offset` (skin.hpp's build_palette), applied to the mesh's own vertices; the
+/// model matrix of the node holding a skinned mesh is not applied (as in glTF and D3DX).
+using skin_bone = io::skin_bone;
 
 /// A mesh's skin, in the layout io::mesh_skin has and skinning_job reads. With k =
 /// influences_per_vertex and n vertices:

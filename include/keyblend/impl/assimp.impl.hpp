@@ -43,6 +43,7 @@ inline unsigned post_processing() {
 namespace impl {
 
 using keyblend::impl::make_error;
+using vector_track = track<glm::vec3, float>;
 
 inline std::string to_std(const aiString& s) {
     return std::string(s.data, std::min<std::size_t>(s.length, sizeof s.data - 1));
@@ -544,44 +545,34 @@ private:
                 track.push_back(time, value);
             }
         };
-        for (std::size_t k = 0; na.mPositionKeys && k < na.mNumPositionKeys && ok; ++k) {
-            const glm::vec3 v = to_glm(na.mPositionKeys[k].mValue);
-            if (!is_finite(v)) {
+        // Position and scaling keys: finite vectors.
+        const auto add_vectors = [&](const aiVectorKey* keys, unsigned count, vector_track& track,
+                                     const char* kind) {
+            for (std::size_t k = 0; keys && k < count && ok; ++k) {
+                const glm::vec3 v = to_glm(keys[k].mValue);
+                if (is_finite(v)) {
+                    add_time(track, keys[k].mTime, v, kind, k);
+                    continue;
+                }
+                problem(errc::non_finite, label + ", " + kind + " key " + std::to_string(k) +
+                                              " is NaN or infinite" +
+                                              (lenient_ ? "; the channel is dropped" : ""),
+                        k);
                 ok = false;
-                if (!problem(errc::non_finite, label + ", position key " + std::to_string(k) +
-                                                   " is NaN or infinite" +
-                                                   (lenient_ ? "; the channel is dropped" : ""),
-                             k))
-                    return false;
-                break;
             }
-            add_time(ch.translation, na.mPositionKeys[k].mTime, v, "position", k);
-        }
-        for (std::size_t k = 0; na.mScalingKeys && k < na.mNumScalingKeys && ok; ++k) {
-            const glm::vec3 v = to_glm(na.mScalingKeys[k].mValue);
-            if (!is_finite(v)) {
-                ok = false;
-                if (!problem(errc::non_finite, label + ", scaling key " + std::to_string(k) +
-                                                   " is NaN or infinite" +
-                                                   (lenient_ ? "; the channel is dropped" : ""),
-                             k))
-                    return false;
-                break;
-            }
-            add_time(ch.scale, na.mScalingKeys[k].mTime, v, "scaling", k);
-        }
+        };
+        add_vectors(na.mPositionKeys, na.mNumPositionKeys, ch.translation, "position");
+        add_vectors(na.mScalingKeys, na.mNumScalingKeys, ch.scale, "scaling");
         for (std::size_t k = 0; na.mRotationKeys && k < na.mNumRotationKeys && ok; ++k) {
             const aiQuaternion& q = na.mRotationKeys[k].mValue;
             const glm::quat r = make_quat(q.w, q.x, q.y, q.z);
             const float length = std::sqrt(quat_dot(r, r));
             if (!is_finite(r) || !(length > 1e-6f) || !is_finite(length)) {
+                problem(errc::not_normalized, label + ", rotation key " + std::to_string(k) +
+                                                  " is zero, NaN or infinite" +
+                                                  (lenient_ ? "; the channel is dropped" : ""),
+                        k);
                 ok = false;
-                if (!problem(errc::not_normalized,
-                             label + ", rotation key " + std::to_string(k) +
-                                 " is zero, NaN or infinite" +
-                                 (lenient_ ? "; the channel is dropped" : ""),
-                             k))
-                    return false;
                 break;
             }
             if (std::fabs(length - 1.0f) > key_traits<glm::quat>::unit_tolerance) ++not_unit;
