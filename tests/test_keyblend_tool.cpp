@@ -258,7 +258,7 @@ TEST_CASE("pose --time: seconds times the set's ticks per second") {
     CHECK(by_time == by_tick);
 }
 
-TEST_CASE("text output: the hierarchy, the meshes and the sets; a pose per joint") {
+TEST_CASE("text output: the hierarchy, the meshes and the sets, and a pose per joint") {
     const auto path = kbtest::data_file("assimp/Testwuson.X");
     if (!path) return;
     const run_result info = run({"info", *path});
@@ -275,7 +275,7 @@ TEST_CASE("text output: the hierarchy, the meshes and the sets; a pose per joint
     CHECK(contains(pose.out, "0 Wuson (parent -1)\n  local "));
 }
 
-TEST_CASE("usage errors exit with 2 and say what is wrong; unreadable files and outputs exit with 1") {
+TEST_CASE("usage errors exit with 2 and say what is wrong, unreadable files and outputs with 1") {
     const auto path = kbtest::data_file("assimp/Testwuson.X");
     if (!path) return;
     struct bad {
@@ -528,7 +528,7 @@ TEST_CASE("render: a PNG contact sheet of N labelled frames that move") {
     CHECK(differing_pixels(read_png(bones), sheet) > 300);
 }
 
-TEST_CASE("render: a looping GIF at the animation's speed; --progress; --from / --to; a static model") {
+TEST_CASE("render: a looping GIF at the animation's speed, --progress, --from and --to, a static model") {
     const auto path = kbtest::data_file("assimp/Testwuson.X");
     const auto cube = kbtest::data_file("assimp/test_cube_text.x");
     if (!path || !cube) return;
@@ -634,7 +634,7 @@ TEST_CASE("--importer assimp on a .X file: the same pose as keyblend's loader, m
     CHECK(contains(r.out, "not handed to assimp"));
 }
 
-TEST_CASE("render: a skeleton-only file (BVH) draws its skeleton; every format renders") {
+TEST_CASE("render: a skeleton-only file (BVH) draws its skeleton, and every format renders") {
     const auto bvh = formats_file("01_01.bvh");
     if (!bvh) return;
     const std::string png = out_path("bvh.png");
