@@ -364,8 +364,10 @@ private:
         if (skin.bones.empty()) return true;
 
         // Influences grouped by vertex, largest first (ties: bone order), then the fixed layout.
-        std::stable_sort(entries.begin(), entries.end(), [](const entry& x, const entry& y) {
-            return x.vertex != y.vertex ? x.vertex < y.vertex : x.weight > y.weight;
+        std::sort(entries.begin(), entries.end(), [](const entry& x, const entry& y) {
+            if (x.vertex != y.vertex) return x.vertex < y.vertex;
+            if (x.weight != y.weight) return x.weight > y.weight;
+            return x.bone < y.bone;
         });
         influence_report& report = skin.report;
         const std::size_t limit = opts_.max_influences;
