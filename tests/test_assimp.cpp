@@ -121,8 +121,10 @@ void set_animation(aiScene& s, double duration, double tps, std::vector<aiNodeAn
     a->mDuration = duration;
     a->mTicksPerSecond = tps;
     a->mNumChannels = static_cast<unsigned>(channels.size());
-    a->mChannels = new aiNodeAnim*[channels.size()];
-    std::copy(channels.begin(), channels.end(), a->mChannels);
+    if (!channels.empty()) { // (~aiAnimation frees the array only when it counts channels)
+        a->mChannels = new aiNodeAnim*[channels.size()];
+        std::copy(channels.begin(), channels.end(), a->mChannels);
+    }
     s.mNumAnimations = 1;
     s.mAnimations = new aiAnimation*[1]{a};
 }
