@@ -13,6 +13,7 @@
 #include <keyblend/keyblend.hpp>
 #include <keyblend/skin.hpp>
 
+#include "posed_mesh.hpp"
 #include "raster.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
@@ -186,16 +187,9 @@ int main(int argc, char** argv) {
     if (length <= 0.0) length = 1.0;
     const bool fade = sets.size() > 1;
 
-    // 3. Per frame: pose, palette, skin. The buffers are sized once.
-    struct skinned {
-        std::vector<glm::mat4> palette;
-        std::vector<glm::vec3> positions, normals;
-    };
+    // 3. Per frame: pose, palette, skin (examples/posed_mesh.hpp). The buffers are sized once.
+    using skinned = examples::posed_mesh;
     std::vector<skinned> out(model.meshes.size());
-    for (std::size_t i = 0; i < model.meshes.size(); ++i) {
-        out[i].positions = model.meshes[i].positions;
-        out[i].normals = model.meshes[i].normals;
-    }
     std::vector<std::vector<skinned>> frames; // every frame's skinned meshes, to frame the camera
     double pose_us = 0, skin_us = 0;
     for (int frame = 0; frame < opt.frames; ++frame) {
@@ -212,42 +206,12 @@ int main(int argc, char** argv) {
         // (The first frame binds contexts, sizes buffers and validates the skins: not timed.)
         if (frame > 0) pose_us += micros(posed - start);
         for (std::size_t i = 0; i < model.meshes.size(); ++i) {
-            const auto& mesh = model.meshes[i];
-            if (mesh.is_skinned()) {
-                const auto& skin = mesh.skin;
-                if (auto st = keyblend::build_palette(joint_model, keyblend::member_span(skin.bones, &keyblend::io::skin_bone::joint),
-                                                      keyblend::member_span(skin.bones, &keyblend::io::skin_bone::offset), out[i].palette);
-                    !st) {
-                    std::fprintf(stderr, "%s\n", st.error().message.c_str());
-                    return 1;
-                }
-                keyblend::skinning_job<std::uint16_t> job;
-                job.influences = skin.influences_per_vertex;
-                job.joints = keyblend::make_span(skin.bone_indices, skin.influences_per_vertex);
-                job.weights = keyblend::make_span(skin.weights, skin.influences_per_vertex);
-                job.in_positions = keyblend::make_span(mesh.positions);
-                job.out_positions = keyblend::make_span(out[i].positions);
-                if (!mesh.normals.empty()) {
-                    job.in_normals = keyblend::make_span(mesh.normals);
-                    job.out_normals = keyblend::make_span(out[i].normals);
-                }
-                job.palette = out[i].palette.data();
-                job.palette_size = out[i].palette.size();
-                job.weight_tolerance = 1e-2f; // exporters round weights
-                if (frame == 0)
-                    if (auto st = job.validate(); !st)
-                        std::printf("  mesh '%s': %s\n", mesh.name.c_str(), st.error().message.c_str());
-                if (auto st = job.run(); !st) {
-                    std::fprintf(stderr, "%s\n", st.error().message.c_str());
-                    return 1;
-                }
-            } else {
-                // A rigid mesh follows its frame.
-                const glm::mat4 m = mesh.joint < joint_model.size() ? joint_model[mesh.joint] : glm::mat4(1.0f);
-                const glm::mat3 n = glm::transpose(glm::inverse(glm::mat3(m)));
-                for (std::size_t v = 0; v < mesh.positions.size(); ++v) out[i].positions[v] = glm::vec3(m * glm::vec4(mesh.positions[v], 1.0f));
-                for (std::size_t v = 0; v < mesh.normals.size(); ++v) out[i].normals[v] = n * mesh.normals[v];
+            std::string check;
+            if (auto st = examples::pose_mesh(model.meshes[i], joint_model, out[i], frame == 0 ? &check : nullptr); !st) {
+                std::fprintf(stderr, "%s\n", st.error().message.c_str());
+                return 1;
             }
+            if (!check.empty()) std::printf("  mesh '%s': %s\n", model.meshes[i].name.c_str(), check.c_str());
         }
         if (frame > 0) skin_us += micros(clock_type::now() - posed);
 
@@ -256,33 +220,10 @@ int main(int argc, char** argv) {
 
     // 4. Draw: a camera that frames every frame, looking at the model from the side (y up, as in
     //    Direct3D, unless the model is flat in y; along the thinner of the other two axes).
-    glm::vec3 lo(INFINITY), hi(-INFINITY);
+    std::vector<glm::vec3> all_points;
     for (const auto& posed_meshes : frames)
-        for (const skinned& s : posed_meshes)
-            for (const glm::vec3& p : s.positions) {
-                lo = glm::min(lo, p);
-                hi = glm::max(hi, p);
-            }
-    if (!(lo.x <= hi.x)) lo = hi = glm::vec3(0.0f);
-    const glm::vec3 extent = hi - lo;
-    int up = 1;
-    if (extent.y < 0.3f * std::max(extent.x, extent.z)) up = extent.x > extent.z ? 0 : 2;
-    const int a = (up + 1) % 3, b = (up + 2) % 3;
-    const int depth = extent[a] < extent[b] ? a : b;
-    glm::vec3 forward(0.0f), upward(0.0f);
-    forward[depth] = 1.0f;
-    upward[up] = 1.0f;
-    raster::camera cam;
-    cam.view = glm::lookAt(0.5f * (lo + hi) + forward, 0.5f * (lo + hi), upward);
-    cam.lo = glm::vec3(INFINITY);
-    cam.hi = glm::vec3(-INFINITY);
-    for (const auto& posed_meshes : frames)
-        for (const skinned& s : posed_meshes)
-            for (const glm::vec3& p : s.positions) {
-                const glm::vec3 v(cam.view * glm::vec4(p, 1.0f));
-                cam.lo = glm::min(cam.lo, v);
-                cam.hi = glm::max(cam.hi, v);
-            }
+        for (const skinned& s : posed_meshes) all_points.insert(all_points.end(), s.positions.begin(), s.positions.end());
+    const raster::camera cam = raster::frame_points(all_points);
     const int columns = opt.frames < 4 ? opt.frames : 4, rows = (opt.frames + columns - 1) / columns;
     raster::image sheet(opt.size * columns, opt.size * rows);
     for (int frame = 0; frame < opt.frames; ++frame) {
@@ -297,8 +238,8 @@ int main(int argc, char** argv) {
         std::printf("per frame after the first: pose (sample, blend, hierarchy) %.1f us, palette + "
                     "skinning %.1f us for %zu vertices (a few frames, not a benchmark: see bench/)\n",
                     pose_us / (opt.frames - 1), skin_us / (opt.frames - 1), vertices);
-    if (!sheet.write_png(opt.out)) {
-        std::fprintf(stderr, "cannot write %s\n", opt.out.c_str());
+    if (std::string error; !sheet.write_png(opt.out, error)) {
+        std::fprintf(stderr, "cannot write %s: %s\n", opt.out.c_str(), error.c_str());
         return 1;
     }
     std::printf("wrote %s: %d frames over %.0f ticks%s\n", opt.out.c_str(), opt.frames, length,

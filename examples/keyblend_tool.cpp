@@ -1,24 +1,30 @@
-// keyblend — the command-line tool: what a .X file holds, and the pose of its skeleton at a tick.
+// keyblend — the command-line tool: what a model file holds, the pose of its skeleton at a time,
+// and pictures of it moving.
 //
-//   keyblend info FILE [--json] [--strict]
+//   keyblend info FILE [--json] [--strict] [--importer keyblend|assimp]
 //   keyblend pose FILE (--tick T | --time SECONDS) (--set NAME | --blend NAME:WEIGHT ...)
-//                 [--json] [--strict]
+//                 [--json] [--strict] [--importer keyblend|assimp]
+//   keyblend render FILE [--set NAME | --blend NAME:WEIGHT ...] [--from T0] [--to T1]
+//                   [--frames N] [--size WxH] [--bones] [--strict] [--importer ...] --out FILE
 //
-// Exit codes: 0 done; 1 the file cannot be read or is malformed; 2 the command line is wrong
-// (including a set name the file does not have).
+// .X files go through keyblend's own loader, every other format (and .X with --importer assimp)
+// through assimp (keyblend/assimp.hpp) when the tool is built with it.
 //
-// Copy this into a project: it needs keyblend::io and nlohmann-json.
-#include <keyblend/blend.hpp>
-#include <keyblend/clip.hpp>
-#include <keyblend/io/xfile.hpp>
-#include <keyblend/pose.hpp>
+// Exit codes: 0 done; 1 the file cannot be read or is malformed (or the output cannot be written);
+// 2 the command line is wrong (including a set name the file does not have).
+//
+// Copy this into a project: it needs keyblend::io, nlohmann-json, libpng, giflib, stb_easy_font
+// and (for other formats) keyblend::assimp.
+#include "keyblend_tool.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -27,38 +33,49 @@
 #include <utility>
 #include <vector>
 
+using tool::exit_file;
+using tool::exit_ok;
+using tool::exit_usage;
+using tool::options;
+using tool::usage_error;
+
 namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr int exit_ok = 0;
-constexpr int exit_file = 1;
-constexpr int exit_usage = 2;
-
 const char* const usage_text =
     "usage:\n"
-    "  keyblend info FILE [--json] [--strict]\n"
+    "  keyblend info FILE [--json] [--strict] [--importer keyblend|assimp]\n"
     "  keyblend pose FILE (--tick T | --time SECONDS) (--set NAME | --blend NAME:WEIGHT ...)\n"
-    "                [--json] [--strict]\n"
+    "                [--json] [--strict] [--importer keyblend|assimp]\n"
+    "  keyblend render FILE [--set NAME | --blend NAME:WEIGHT ...] [--from T0] [--to T1]\n"
+    "                  [--frames N] [--size WxH] [--bones] [--progress] [--strict]\n"
+    "                  [--importer keyblend|assimp] --out FILE.png|FILE.gif\n"
     "\n"
-    "info   format, float size, frames and hierarchy, meshes, animation sets; the data objects\n"
-    "       as the file writes them, and what the load repaired or dropped\n"
+    "info   format, float size, frames and hierarchy, meshes, animation sets; for .X files the\n"
+    "       data objects as the file writes them, and what the load repaired or dropped\n"
     "pose   every frame's local and model matrix (16 floats, GLM column-major = D3DX memory\n"
     "       order) at tick T of one set (--set), or of the bind pose plus each set's weighted\n"
     "       difference from it (--blend, repeatable; the seeds' additive blend). --time takes\n"
     "       seconds instead, converted with each set's ticks per second. NAME is matched\n"
     "       without regard to case and may be empty; NAME:WEIGHT splits at the last ':'.\n"
-    "--json     print JSON instead of text\n"
-    "--strict   refuse a file with any problem the default load repairs or drops (the first\n"
-    "           problem is the error); without it, a damaged file loads as far as it can be\n"
-    "           read, as D3DX and assimp load it (pose: the warnings on stderr)\n"
+    "render samples (and blends) the sets as pose does, skins the meshes on the CPU and draws\n"
+    "       them from a fixed camera framed on the whole animation: a .png contact sheet of N\n"
+    "       frames (default 8) from T0 to T1 seconds, each labelled with its time, or a looping\n"
+    "       .gif of N frames (default 20 a second) played at the animation's speed. T0 and T1\n"
+    "       default to the first key and the end of the set (the longest, with --blend); times\n"
+    "       past the end wrap as the set does. Without --set or --blend, the first set (or the\n"
+    "       bind pose). --size is one frame's size (default 256x256); --bones draws the\n"
+    "       skeleton over the mesh; files without a mesh (BVH) draw their skeleton.\n"
+    "--json      print JSON instead of text\n"
+    "--strict    refuse a file with any problem the default load repairs or drops (the first\n"
+    "            problem is the error); without it, a damaged file loads as far as it can be\n"
+    "            read, as D3DX and assimp load it (info lists what was repaired or dropped;\n"
+    "            pose and render print the warnings on stderr)\n"
+    "--importer  keyblend (.X files: the default) or assimp (every other format; for .X files\n"
+    "            too, to compare)\n"
     "\n"
     "exit codes: 0 done, 1 the file cannot be read or is malformed, 2 wrong command line\n";
-
-/// Thrown for a wrong command line; main prints it with the usage and exits with 2.
-struct usage_error {
-    std::string message;
-};
 
 std::optional<double> parse_number(std::string_view s) {
     double v = 0.0;
@@ -102,57 +119,49 @@ bool same_ignoring_case(std::string_view a, std::string_view b) {
     return true;
 }
 
-/// The set named `name` (without regard to case, as the seeds find sets), or a usage error that
-/// lists the file's sets.
-const keyblend::io::xfile_animation_set&
-find_set(const keyblend::io::xfile& x, const std::string& name, const std::string& path) {
-    for (const keyblend::io::xfile_animation_set& s : x.animation_sets)
-        if (same_ignoring_case(s.clip.name, name)) return s;
-    std::string sets;
-    for (const keyblend::io::xfile_animation_set& s : x.animation_sets)
-        sets += (sets.empty() ? "'" : ", '") + s.clip.name + "'";
-    throw usage_error{"no animation set named '" + name + "' in " + path +
-                      "; its sets are: " + (sets.empty() ? "(none)" : sets)};
-}
-
-struct options {
-    std::string command, file;
-    bool json = false;
-    bool strict = false;
-    std::optional<double> tick, seconds;
-    std::optional<std::string> set;
-    std::vector<std::pair<std::string, float>> blend;
-};
-
 options parse_command_line(int argc, char** argv) {
     options o;
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) throw usage_error{"no command"};
     o.command = args[0];
-    if (o.command != "info" && o.command != "pose")
-        throw usage_error{"unknown command '" + o.command + "' (info or pose)"};
+    if (o.command != "info" && o.command != "pose" && o.command != "render")
+        throw usage_error{"unknown command '" + o.command + "' (info, pose or render)"};
+    const bool posing = o.command == "pose" || o.command == "render";
     const auto value_of = [&](std::size_t& i) -> const std::string& {
         if (i + 1 >= args.size()) throw usage_error{args[i] + " needs a value"};
         return args[++i];
     };
+    const auto number_of = [&](std::size_t& i) {
+        const std::string& a = args[i];
+        const std::string& v = value_of(i);
+        const std::optional<double> n = parse_number(v);
+        if (!n) throw usage_error{a + " takes a finite number, not '" + v + "'"};
+        return *n;
+    };
+    bool importer_given = false;
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string& a = args[i];
-        if (a == "--json") {
+        if (a == "--json" && o.command != "render") {
             o.json = true;
         } else if (a == "--strict") {
             o.strict = true;
         } else if (a == "--lenient") {
             // keyblend 0.1's option for what is now the default: accepted, changes nothing.
-        } else if (o.command == "pose" && (a == "--tick" || a == "--time")) {
+        } else if (a == "--importer") {
             const std::string& v = value_of(i);
-            const std::optional<double> n = parse_number(v);
-            if (!n) throw usage_error{a + " takes a finite number, not '" + v + "'"};
+            if (importer_given) throw usage_error{"give one --importer"};
+            importer_given = true;
+            if (v == "keyblend") o.from = tool::importer::keyblend;
+            else if (v == "assimp") o.from = tool::importer::assimp;
+            else throw usage_error{"--importer takes keyblend or assimp, not '" + v + "'"};
+        } else if (o.command == "pose" && (a == "--tick" || a == "--time")) {
+            const double n = number_of(i);
             if (o.tick || o.seconds) throw usage_error{"give one --tick or --time"};
-            (a == "--tick" ? o.tick : o.seconds) = *n;
-        } else if (o.command == "pose" && a == "--set") {
+            (a == "--tick" ? o.tick : o.seconds) = n;
+        } else if (posing && a == "--set") {
             if (o.set) throw usage_error{"give one --set"};
             o.set = value_of(i);
-        } else if (o.command == "pose" && a == "--blend") {
+        } else if (posing && a == "--blend") {
             const std::string& v = value_of(i);
             const std::size_t colon = v.rfind(':');
             if (colon == std::string::npos)
@@ -160,6 +169,33 @@ options parse_command_line(int argc, char** argv) {
             const std::optional<double> w = parse_number(std::string_view(v).substr(colon + 1));
             if (!w) throw usage_error{"--blend " + v + ": the weight is not a finite number"};
             o.blend.emplace_back(v.substr(0, colon), static_cast<float>(*w));
+        } else if (o.command == "render" && (a == "--from" || a == "--to")) {
+            std::optional<double>& t = a == "--from" ? o.from_seconds : o.to_seconds;
+            if (t) throw usage_error{"give one " + a};
+            t = number_of(i);
+        } else if (o.command == "render" && a == "--frames") {
+            const double n = number_of(i);
+            if (o.frames) throw usage_error{"give one --frames"};
+            if (n != std::floor(n) || n < 1 || n > 1000)
+                throw usage_error{"--frames takes a whole number from 1 to 1000, not '" + args[i] + "'"};
+            o.frames = static_cast<int>(n);
+        } else if (o.command == "render" && a == "--size") {
+            const std::string& v = value_of(i);
+            const std::size_t x = v.find('x');
+            const std::optional<double> w = x == std::string::npos ? std::nullopt : parse_number(v.substr(0, x));
+            const std::optional<double> h = x == std::string::npos ? std::nullopt : parse_number(v.substr(x + 1));
+            if (!w || !h || *w != std::floor(*w) || *h != std::floor(*h) || *w < 32 || *h < 32 ||
+                *w > 4096 || *h > 4096)
+                throw usage_error{"--size takes WxH, each from 32 to 4096 pixels, not '" + v + "'"};
+            o.width = static_cast<int>(*w);
+            o.height = static_cast<int>(*h);
+        } else if (o.command == "render" && a == "--bones") {
+            o.bones = true;
+        } else if (o.command == "render" && a == "--progress") {
+            o.progress = true;
+        } else if (o.command == "render" && a == "--out") {
+            if (!o.out.empty()) throw usage_error{"give one --out"};
+            o.out = value_of(i);
         } else if (a.size() > 1 && a[0] == '-') {
             throw usage_error{"unknown option '" + a + "' for " + o.command};
         } else if (o.file.empty()) {
@@ -174,6 +210,17 @@ options parse_command_line(int argc, char** argv) {
         if (o.set.has_value() == !o.blend.empty())
             throw usage_error{"pose needs either --set NAME or one or more --blend NAME:WEIGHT"};
     }
+    if (o.command == "render") {
+        if (o.set && !o.blend.empty()) throw usage_error{"render takes --set NAME or --blend NAME:WEIGHT, not both"};
+        if (o.out.empty()) throw usage_error{"render needs --out FILE.png or FILE.gif"};
+        const std::size_t dot = o.out.rfind('.');
+        std::string ext = dot == std::string::npos ? std::string() : o.out.substr(dot);
+        for (char& c : ext) c = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+        if (ext != ".png" && ext != ".gif")
+            throw usage_error{"--out names a .png (contact sheet) or a .gif (animation), not '" + o.out + "'"};
+        if (o.from_seconds && o.to_seconds && *o.to_seconds < *o.from_seconds)
+            throw usage_error{"--to must not be before --from"};
+    }
     return o;
 }
 
@@ -185,6 +232,18 @@ void print_hierarchy(const keyblend::skeleton& s) {
     }
 }
 
+/// An animation set in `info --json`: the same keys for every importer.
+json clip_json(const keyblend::clip& c) {
+    const keyblend::io::key_counts k = keyblend::io::count_keys(c);
+    const bool keyed = k.rotation + k.scale + k.position + k.matrix > 0;
+    return {{"name", c.name},
+            {"ticks_per_second", c.ticks_per_second_is_default ? json(nullptr) : tick_json(c.ticks_per_second)},
+            {"tracks", c.channels.size()},
+            {"keys", {{"rotation", k.rotation}, {"scale", k.scale}, {"position", k.position}, {"matrix", k.matrix}}},
+            {"first_tick", keyed ? tick_json(keyblend::first_key_time(c)) : json(nullptr)},
+            {"last_tick", keyed ? tick_json(keyblend::last_key_time(c)) : json(nullptr)}};
+}
+
 /// The loader's warnings by what was done, as `info` lists them.
 const std::pair<const char*, keyblend::io::warning_action> warning_kinds[] = {
     {"repaired", keyblend::io::warning_action::repaired},
@@ -192,7 +251,8 @@ const std::pair<const char*, keyblend::io::warning_action> warning_kinds[] = {
     {"notes", keyblend::io::warning_action::note},
 };
 
-int info(const options& o, const keyblend::io::xfile& x) {
+/// info for a file keyblend's .X loader read: the .X header's facts and the loader's figures.
+int info_xfile(const options& o, const keyblend::io::xfile& x) {
     if (o.json) {
         json out;
         out["format"] = keyblend::io::to_string(x.format);
@@ -219,23 +279,8 @@ int info(const options& o, const keyblend::io::xfile& x) {
                 if (m.action == action) out[key].push_back(m.message);
         }
         out["animation_sets"] = json::array();
-        for (const keyblend::io::xfile_animation_set& s : x.animation_sets) {
-            const keyblend::clip& c = s.clip;
-            const keyblend::io::key_counts k = keyblend::io::count_keys(c);
-            const bool keyed = k.rotation + k.scale + k.position + k.matrix > 0;
-            out["animation_sets"].push_back(
-                {{"name", c.name},
-                 {"ticks_per_second",
-                  c.ticks_per_second_is_default ? json(nullptr) : tick_json(c.ticks_per_second)},
-                 {"tracks", c.channels.size()},
-                 {"keys",
-                  {{"rotation", k.rotation},
-                   {"scale", k.scale},
-                   {"position", k.position},
-                   {"matrix", k.matrix}}},
-                 {"first_tick", keyed ? tick_json(keyblend::first_key_time(c)) : json(nullptr)},
-                 {"last_tick", keyed ? tick_json(keyblend::last_key_time(c)) : json(nullptr)}});
-        }
+        for (const keyblend::io::xfile_animation_set& s : x.animation_sets)
+            out["animation_sets"].push_back(clip_json(s.clip));
         std::cout << out.dump(2) << '\n';
         return exit_ok;
     }
@@ -278,51 +323,77 @@ int info(const options& o, const keyblend::io::xfile& x) {
     return exit_ok;
 }
 
-/// A computed pose must be finite: a file whose values are each finite can still overflow float
-/// when they are multiplied (3e38 scales, matrices far from the origin). Returns an error naming
-/// the first joint (parents first) whose local or model matrix holds NaN or infinity, or nothing.
-std::optional<std::string> non_finite_joint(const keyblend::skeleton& s,
-                                            const std::vector<glm::mat4>& local,
-                                            const std::vector<glm::mat4>& model) {
-    for (std::size_t j = 0; j < s.size(); ++j) {
-        const bool bad_local = !keyblend::is_finite(local[j]);
-        if (bad_local || !keyblend::is_finite(model[j]))
-            return "joint " + std::to_string(j) + " '" + s.name(j) + "': its " +
-                   (bad_local ? "local" : "model") +
-                   " matrix has NaN or infinity (the file's values overflow float here)";
+#ifdef KEYBLEND_TOOL_ASSIMP
+/// info for a file assimp read: the same figures (JSON keys as for .X files, with "importer":
+/// "assimp" and the file's extension as "format" instead of the .X header's format and float size).
+int info_assimp(const options& o, const keyblend::assimp::scene& a) {
+    std::string format = o.file.substr(o.file.rfind('.') == std::string::npos ? o.file.size() : o.file.rfind('.') + 1);
+    for (char& c : format) c = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+    if (o.json) {
+        json out;
+        out["importer"] = "assimp";
+        out["format"] = format;
+        out["frames"] = a.skeleton.size();
+        out["meshes"] = json::array();
+        for (const keyblend::assimp::mesh& m : a.meshes)
+            out["meshes"].push_back({{"name", m.name},
+                                     {"vertices", m.positions.size()},
+                                     {"faces", m.indices.size() / 3},
+                                     {"bones", m.skin.bones.size()}});
+        out["animation_sets"] = json::array();
+        for (const keyblend::assimp::animation& an : a.animations) out["animation_sets"].push_back(clip_json(an.clip));
+        std::cout << out.dump(2) << '\n';
+        return exit_ok;
     }
-    return std::nullopt;
+    std::printf("%s: %s, read by assimp\n", o.file.c_str(), format.c_str());
+    std::printf("frames: %zu\n", a.skeleton.size());
+    print_hierarchy(a.skeleton);
+    std::printf("meshes: %zu\n", a.meshes.size());
+    for (const keyblend::assimp::mesh& m : a.meshes) {
+        std::printf("  '%s' under %s: %zu vertices, %zu triangles, %zu bones, at most %zu influences per vertex",
+                    m.name.c_str(),
+                    m.joint == keyblend::assimp::no_joint ? "no frame" : ("'" + a.skeleton.name(m.joint) + "'").c_str(),
+                    m.positions.size(), m.indices.size() / 3, m.skin.bones.size(), m.skin.influences_per_vertex);
+        if (m.skin.report.vertices_over_limit)
+            std::printf(" (%zu vertices had up to %zu)", m.skin.report.vertices_over_limit, m.skin.report.most_influences);
+        std::printf("\n");
+    }
+    std::printf("animation sets: %zu\n", a.animations.size());
+    for (const keyblend::assimp::animation& an : a.animations) {
+        const keyblend::clip& c = an.clip;
+        const keyblend::io::key_counts k = keyblend::io::count_keys(c);
+        std::printf("  '%s': %g ticks per second%s, %zu tracks, keys: %zu rotation, %zu scale, %zu "
+                    "position; ticks %g to %g, duration %g; after the end: %s (%s)\n",
+                    c.name.c_str(), double(c.ticks_per_second),
+                    c.ticks_per_second_is_default ? " (none in the file: the default)" : "",
+                    c.channels.size(), k.rotation, k.scale, k.position,
+                    double(keyblend::first_key_time(c)), double(keyblend::last_key_time(c)), double(c.duration),
+                    keyblend::assimp::to_string(an.post_state),
+                    c.wrap == keyblend::wrap_mode::clamp ? "clamp" : c.wrap == keyblend::wrap_mode::loop ? "loop" : "loop_inclusive");
+    }
+    return exit_ok;
+}
+#endif
+
+int info(const options& o, const tool::model& m) {
+#ifdef KEYBLEND_TOOL_ASSIMP
+    if (m.a) return info_assimp(o, *m.a);
+#endif
+    return info_xfile(o, *m.x);
 }
 
-/// The tick for a set: --tick as given, or --time seconds times the set's ticks per second.
-float tick_for(const options& o, const keyblend::clip& c) {
-    return static_cast<float>(o.tick ? *o.tick : *o.seconds * double(c.ticks_per_second));
-}
-
-int pose(const options& o, const keyblend::io::xfile& x) {
-    const keyblend::skeleton& s = x.skeleton;
+int pose(const options& o, const tool::model& m) {
+    const keyblend::skeleton& s = *m.skeleton;
     std::vector<glm::mat4> local, model;
-    // The loader validates every clip against the skeleton, so sampling and blending report
+    // The loaders validate every clip against the skeleton, so sampling and blending report
     // nothing here; a failure would still be printed rather than ignored.
-    keyblend::status st;
-    if (o.set) {
-        const keyblend::clip& c = find_set(x, *o.set, o.file).clip;
-        st = keyblend::sample_local_matrices(c, s, tick_for(o, c), local);
-    } else {
-        keyblend::reset_to_bind(s, local);
-        for (const auto& [name, weight] : o.blend) {
-            const keyblend::clip& c = find_set(x, name, o.file).clip;
-            if (st) st = keyblend::blend_matrix_additive(c, s, tick_for(o, c), weight, local);
-        }
-    }
-    if (!st) {
+    if (const keyblend::status st = tool::local_matrices(m, o, std::nullopt, false, local); !st) {
         std::fprintf(stderr, "keyblend: %s\n", st.error().message.c_str());
         return exit_file;
     }
     keyblend::local_to_model(s, local, model);
-    if (const std::optional<std::string> bad = non_finite_joint(s, local, model)) {
-        std::fprintf(stderr, "keyblend: %s: the pose is not finite: %s\n", o.file.c_str(),
-                     bad->c_str());
+    if (const std::optional<std::string> bad = tool::non_finite_joint(s, local, model)) {
+        std::fprintf(stderr, "keyblend: %s: the pose is not finite: %s\n", o.file.c_str(), bad->c_str());
         return exit_file;
     }
     if (o.json) {
@@ -337,19 +408,121 @@ int pose(const options& o, const keyblend::io::xfile& x) {
     }
     for (std::size_t j = 0; j < s.size(); ++j) {
         std::printf("%zu %s (parent %d)\n", j, s.name(j).c_str(), static_cast<int>(s.parent(j)));
-        for (const auto& [label, m] :
+        for (const auto& [label, mat] :
              {std::pair<const char*, const glm::mat4*>{"local", &local[j]}, {"model", &model[j]}}) {
             std::printf("  %s", label);
             for (int c = 0; c < 4; ++c)
-                std::printf("  %g %g %g %g", double((*m)[c][0]), double((*m)[c][1]),
-                            double((*m)[c][2]), double((*m)[c][3]));
+                std::printf("  %g %g %g %g", double((*mat)[c][0]), double((*mat)[c][1]),
+                            double((*mat)[c][2]), double((*mat)[c][3]));
             std::printf("\n");
         }
     }
     return exit_ok;
 }
 
+/// True when the file starts with an .X header, false when it does not, nothing when it cannot
+/// be opened (the .X loader then says so, as it always has).
+std::optional<bool> has_xfile_header(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return std::nullopt;
+    char head[4] = {};
+    const bool x = std::fread(head, 1, 4, f) == 4 && std::memcmp(head, "xof ", 4) == 0;
+    std::fclose(f);
+    return x;
+}
+
 } // namespace
+
+namespace tool {
+
+std::unique_ptr<model> load_model(const options& o) {
+    auto m = std::make_unique<model>();
+    m->path = o.file;
+    const std::optional<bool> x_header = has_xfile_header(o.file);
+    const bool use_assimp = o.from == importer::assimp || (o.from == importer::automatic && x_header && !*x_header);
+    const keyblend::io::parse_mode mode = o.strict ? keyblend::io::parse_mode::strict : keyblend::io::parse_mode::lenient;
+    const auto failed = [&](const keyblend::error& e) {
+        std::fprintf(stderr, "keyblend: %s\n", e.message.c_str());
+        if (o.strict && e.code != keyblend::errc::io_error)
+            std::fprintf(stderr, "keyblend: (without --strict, keyblend loads what it can of a "
+                                 "damaged file)\n");
+        return nullptr;
+    };
+    if (use_assimp) {
+#ifdef KEYBLEND_TOOL_ASSIMP
+        keyblend::assimp::options ao;
+        ao.mode = mode;
+        keyblend::result<keyblend::assimp::scene> a = keyblend::assimp::load_scene(o.file, ao);
+        if (!a) return failed(a.error());
+        m->importer_name = "assimp";
+        m->a = std::make_unique<keyblend::assimp::scene>(std::move(*a));
+        m->skeleton = &m->a->skeleton;
+        for (const keyblend::assimp::animation& an : m->a->animations) m->clips.push_back(&an.clip);
+        m->warnings = m->a->warnings;
+#else
+        return failed(keyblend::error{keyblend::errc::unsupported,
+                                      o.file + ": this keyblend was built without assimp: it reads .X files only"});
+#endif
+    } else {
+        keyblend::io::xfile_options xo;
+        xo.mode = mode;
+        keyblend::result<keyblend::io::xfile> x = keyblend::io::load_xfile(o.file, xo);
+        if (!x) return failed(x.error());
+        m->x = std::make_unique<keyblend::io::xfile>(std::move(*x));
+        m->skeleton = &m->x->skeleton;
+        for (const keyblend::io::xfile_animation_set& set : m->x->animation_sets) m->clips.push_back(&set.clip);
+        m->warnings.assign(m->x->warnings.begin(), m->x->warnings.end());
+    }
+    if (o.command != "info" || !m->x) // info lists the .X loader's warnings in its report
+        for (const keyblend::error& w : m->warnings)
+            std::fprintf(stderr, "keyblend: warning: %s\n", w.message.c_str());
+    return m;
+}
+
+const keyblend::clip& find_clip(const model& m, const std::string& name) {
+    for (const keyblend::clip* c : m.clips)
+        if (same_ignoring_case(c->name, name)) return *c;
+    std::string sets;
+    for (const keyblend::clip* c : m.clips) sets += (sets.empty() ? "'" : ", '") + c->name + "'";
+    throw usage_error{"no animation set named '" + name + "' in " + m.path +
+                          "; its sets are: " + (sets.empty() ? "(none)" : sets)};
+}
+
+std::optional<std::string> non_finite_joint(const keyblend::skeleton& s, const std::vector<glm::mat4>& local,
+                                            const std::vector<glm::mat4>& model) {
+    for (std::size_t j = 0; j < s.size(); ++j) {
+        const bool bad_local = !keyblend::is_finite(local[j]);
+        if (bad_local || !keyblend::is_finite(model[j]))
+            return "joint " + std::to_string(j) + " '" + s.name(j) + "': its " + (bad_local ? "local" : "model") +
+                   " matrix has NaN or infinity (the file's values overflow float here)";
+    }
+    return std::nullopt;
+}
+
+float tick_for(const options& o, const keyblend::clip& c) {
+    return static_cast<float>(o.tick ? *o.tick : *o.seconds * double(c.ticks_per_second));
+}
+
+keyblend::status local_matrices(const model& m, const options& o, std::optional<double> seconds,
+                                bool wrap, std::vector<glm::mat4>& local) {
+    const keyblend::skeleton& s = *m.skeleton;
+    const auto tick = [&](const keyblend::clip& c) {
+        const double t = seconds ? *seconds * double(c.ticks_per_second) : double(tick_for(o, c));
+        return wrap ? keyblend::clip_time(c, t) : static_cast<float>(t);
+    };
+    if (o.set) {
+        const keyblend::clip& c = find_clip(m, *o.set);
+        return keyblend::sample_local_matrices(c, s, tick(c), local);
+    }
+    keyblend::reset_to_bind(s, local);
+    for (const auto& [name, weight] : o.blend) {
+        const keyblend::clip& c = find_clip(m, name);
+        if (keyblend::status st = keyblend::blend_matrix_additive(c, s, tick(c), weight, local); !st) return st;
+    }
+    return {};
+}
+
+} // namespace tool
 
 int main(int argc, char** argv) {
     options o;
@@ -364,22 +537,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "keyblend: %s\n\n%s", e.message.c_str(), usage_text);
         return exit_usage;
     }
-    keyblend::io::load_options load_options;
-    load_options.mode = o.strict ? keyblend::io::parse_mode::strict : keyblend::io::parse_mode::lenient;
-    const keyblend::result<keyblend::io::xfile> file =
-        keyblend::io::load_xfile(o.file, load_options);
-    if (!file) {
-        std::fprintf(stderr, "keyblend: %s\n", file.error().message.c_str());
-        if (o.strict && file.error().code != keyblend::errc::io_error)
-            std::fprintf(stderr, "keyblend: (without --strict, keyblend loads what it can of a "
-                                 "damaged file)\n");
-        return exit_file;
-    }
-    if (o.command != "info") // info lists them in its report
-        for (const keyblend::io::load_warning& w : file->warnings)
-            std::fprintf(stderr, "keyblend: warning: %s\n", w.message.c_str());
+    const auto start = std::chrono::steady_clock::now();
+    const std::unique_ptr<tool::model> m = tool::load_model(o);
+    if (!m) return exit_file;
+    const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     try {
-        return o.command == "info" ? info(o, *file) : pose(o, *file);
+        if (o.command == "render") return tool::render(o, *m, load_ms);
+        return o.command == "info" ? info(o, *m) : pose(o, *m);
     } catch (const usage_error& e) {
         std::fprintf(stderr, "keyblend: %s\n", e.message.c_str());
         return exit_usage;

@@ -147,11 +147,12 @@ inline bool bit_equal_transform(const keyblend::transform& a, const keyblend::tr
 /// test takes the difference around a call to prove the call does not allocate.
 std::size_t allocation_count();
 
-/// Path of a file under ../shared/data/x, or nothing when the data folder is absent. Absent data
-/// makes the calling test print KEYBLEND-SKIP (ctest reports it as skipped), unless the
-/// environment sets KEYBLEND_REQUIRE_DATA=1 (CI does), which makes it fail.
-inline std::optional<std::string> data_file(const std::string& relative) {
-    const std::string path = std::string(KEYBLEND_DATA_DIR) + "/" + relative;
+/// Path of `relative` under `folder` (one of ../shared/data's folders), or nothing when it is
+/// absent. Absent data makes the calling test print KEYBLEND-SKIP (ctest reports it as skipped),
+/// unless the environment sets KEYBLEND_REQUIRE_DATA=1 (CI does), which makes it fail.
+inline std::optional<std::string> shared_data_file(const std::string& folder,
+                                                   const std::string& relative) {
+    const std::string path = folder + "/" + relative;
     if (std::ifstream(path, std::ios::binary).good()) return path;
     const char* require = std::getenv("KEYBLEND_REQUIRE_DATA");
     if (require && std::string(require) == "1") {
@@ -159,9 +160,21 @@ inline std::optional<std::string> data_file(const std::string& relative) {
                                                << " (put the shared folder beside the checkout)");
         return std::nullopt;
     }
-    std::cout << "KEYBLEND-SKIP: " << path
-              << " not found (../shared/data/x is absent); test skipped\n";
+    std::cout << "KEYBLEND-SKIP: " << path << " not found (" << folder
+              << " is absent); test skipped\n";
     return std::nullopt;
 }
+
+/// Path of a file under ../shared/data/x (see shared_data_file).
+inline std::optional<std::string> data_file(const std::string& relative) {
+    return shared_data_file(KEYBLEND_DATA_DIR, relative);
+}
+
+#ifdef KEYBLEND_FORMATS_DIR
+/// Path of a file under ../shared/data/formats (see shared_data_file).
+inline std::optional<std::string> formats_file(const std::string& relative) {
+    return shared_data_file(KEYBLEND_FORMATS_DIR, relative);
+}
+#endif
 
 } // namespace kbtest

@@ -279,7 +279,7 @@ TEST_CASE("pose --time: seconds times the set's ticks per second") {
     CHECK(by_time == by_tick);
 }
 
-TEST_CASE("text output: the hierarchy, the meshes and the sets; a pose per joint") {
+TEST_CASE("text output: the hierarchy, the meshes and the sets, and a pose per joint") {
     const auto path = kbtest::data_file("assimp/Testwuson.X");
     if (!path) return;
     const run_result info = run({"info", *path});
@@ -296,7 +296,7 @@ TEST_CASE("text output: the hierarchy, the meshes and the sets; a pose per joint
     CHECK(contains(pose.out, "0 Wuson (parent -1)\n  local "));
 }
 
-TEST_CASE("usage errors exit with 2 and say what is wrong; unreadable files exit with 1") {
+TEST_CASE("usage errors exit with 2 and say what is wrong, unreadable files and outputs with 1") {
     const auto path = kbtest::data_file("assimp/Testwuson.X");
     if (!path) return;
     struct bad {
@@ -337,6 +337,21 @@ TEST_CASE("usage errors exit with 2 and say what is wrong; unreadable files exit
         {{"pose", *path, "--tick", "3", "--blend", "a:b:0.5"}, 2, "no animation set named 'a:b'"},
         {{"info", *path, *path}, 2, "unexpected argument"},
         {{"info", "/nonexistent/keyblend.x"}, 1, "keyblend: /nonexistent/keyblend.x: cannot read"},
+        // render
+        {{"render", *path}, 2, "render needs --out FILE.png or FILE.gif"},
+        {{"render", *path, "--out", "x.bmp"}, 2, "--out names a .png (contact sheet) or a .gif (animation), not 'x.bmp'"},
+        {{"render", *path, "--out", "x.png", "--size", "10x10"}, 2, "--size takes WxH, each from 32 to 4096 pixels, not '10x10'"},
+        {{"render", *path, "--out", "x.png", "--size", "100"}, 2, "--size takes WxH"},
+        {{"render", *path, "--out", "x.png", "--frames", "0"}, 2, "--frames takes a whole number from 1 to 1000"},
+        {{"render", *path, "--out", "x.png", "--frames", "2.5"}, 2, "--frames takes a whole number"},
+        {{"render", *path, "--out", "x.png", "--from", "2", "--to", "1"}, 2, "--to must not be before --from"},
+        {{"render", *path, "--out", "x.png", "--from", "nan"}, 2, "--from takes a finite number"},
+        {{"render", *path, "--out", "x.png", "--set", "Wuson_Run", "--blend", "Wuson_Walk:1"}, 2, "not both"},
+        {{"render", *path, "--out", "x.png", "--json"}, 2, "unknown option '--json' for render"},
+        {{"render", *path, "--out", "x.png", "--tick", "3"}, 2, "unknown option '--tick' for render"},
+        {{"render", *path, "--out", "x.png", "--set", "Nope"}, 2, "no animation set named 'Nope'"},
+        {{"info", *path, "--importer", "gl"}, 2, "--importer takes keyblend or assimp, not 'gl'"},
+        {{"render", *path, "--frames", "2", "--out", "/nonexistent/dir/x.png"}, 1, "keyblend: cannot write /nonexistent/dir/x.png"},
     };
     for (const bad& b : cases) {
         std::string joined;
@@ -431,3 +446,301 @@ TEST_CASE("pose: a pose that is not finite fails, naming the first joint where i
     CHECK(run({"info", path}).exit_code == 0);
     std::filesystem::remove(path);
 }
+
+// ================================================================================================
+// Other formats (assimp) and `keyblend render`
+// ================================================================================================
+
+#include <gif_lib.h>
+#include <png.h>
+
+#include <filesystem>
+#ifdef KEYBLEND_TOOL_ASSIMP
+#include <keyblend/assimp.hpp>
+#endif
+
+namespace {
+
+/// An RGB picture read back from a PNG or one frame of a GIF.
+struct picture {
+    int width = 0, height = 0;
+    std::vector<unsigned char> rgb;
+
+    glm::vec3 at(int x, int y) const {
+        const std::size_t i = (std::size_t(y) * std::size_t(width) + std::size_t(x)) * 3;
+        return glm::vec3(rgb[i], rgb[i + 1], rgb[i + 2]);
+    }
+    /// The part (x, y, w, h) as its own picture.
+    picture crop(int x0, int y0, int w, int h) const {
+        picture p;
+        p.width = w;
+        p.height = h;
+        for (int y = y0; y < y0 + h; ++y)
+            for (int x = x0; x < x0 + w; ++x) {
+                const glm::vec3 c = at(x, y);
+                p.rgb.insert(p.rgb.end(), {static_cast<unsigned char>(c.r), static_cast<unsigned char>(c.g),
+                                           static_cast<unsigned char>(c.b)});
+            }
+        return p;
+    }
+    /// Pixels that differ from the top-left pixel (the background) by more than a few levels.
+    std::size_t drawn() const {
+        const glm::vec3 background = at(0, 0);
+        std::size_t n = 0;
+        for (int y = 0; y < height; ++y)
+            for (int x = 0; x < width; ++x) n += glm::length(at(x, y) - background) > 8.0f;
+        return n;
+    }
+};
+
+std::size_t differing_pixels(const picture& a, const picture& b) {
+    REQUIRE(a.width == b.width);
+    REQUIRE(a.height == b.height);
+    std::size_t n = 0;
+    for (int y = 0; y < a.height; ++y)
+        for (int x = 0; x < a.width; ++x) n += glm::length(a.at(x, y) - b.at(x, y)) > 8.0f;
+    return n;
+}
+
+picture read_png(const std::string& path) {
+    png_image image{};
+    image.version = PNG_IMAGE_VERSION;
+    REQUIRE_MESSAGE(png_image_begin_read_from_file(&image, path.c_str()), image.message);
+    image.format = PNG_FORMAT_RGB;
+    picture p;
+    p.width = int(image.width);
+    p.height = int(image.height);
+    p.rgb.resize(PNG_IMAGE_SIZE(image));
+    REQUIRE(png_image_finish_read(&image, nullptr, p.rgb.data(), 0, nullptr));
+    return p;
+}
+
+struct gif_animation {
+    std::vector<picture> frames;
+    std::vector<int> delays; // hundredths of a second
+    bool loops = false;
+};
+
+gif_animation read_gif(const std::string& path) {
+    int code = 0;
+    GifFileType* gif = DGifOpenFileName(path.c_str(), &code);
+    REQUIRE_MESSAGE(gif != nullptr, GifErrorString(code));
+    REQUIRE(DGifSlurp(gif) == GIF_OK);
+    gif_animation a;
+    for (int i = 0; i < gif->ImageCount; ++i) {
+        const SavedImage& frame = gif->SavedImages[i];
+        const ColorMapObject* map = frame.ImageDesc.ColorMap ? frame.ImageDesc.ColorMap : gif->SColorMap;
+        REQUIRE(map != nullptr);
+        picture p;
+        p.width = frame.ImageDesc.Width;
+        p.height = frame.ImageDesc.Height;
+        for (int k = 0; k < p.width * p.height; ++k) {
+            const GifColorType c = map->Colors[frame.RasterBits[k]];
+            p.rgb.insert(p.rgb.end(), {c.Red, c.Green, c.Blue});
+        }
+        a.frames.push_back(std::move(p));
+        GraphicsControlBlock gcb{};
+        a.delays.push_back(DGifSavedExtensionToGCB(gif, i, &gcb) == GIF_OK ? gcb.DelayTime : -1);
+    }
+    // The loop extension comes before the first image: DGifSlurp keeps it with that image.
+    const SavedImage& first = gif->SavedImages[0];
+    for (int e = 0; e + 1 < first.ExtensionBlockCount; ++e) {
+        const ExtensionBlock& b = first.ExtensionBlocks[e];
+        const ExtensionBlock& data = first.ExtensionBlocks[e + 1];
+        if (b.Function == APPLICATION_EXT_FUNC_CODE && b.ByteCount == 11 &&
+            std::string(reinterpret_cast<const char*>(b.Bytes), 11) == "NETSCAPE2.0" && data.ByteCount == 3 &&
+            data.Bytes[0] == 1 && data.Bytes[1] == 0 && data.Bytes[2] == 0)
+            a.loops = true; // sub-block 1, loop count 0: for ever
+    }
+    DGifCloseFile(gif, &code);
+    return a;
+}
+
+std::string out_path(const std::string& name) {
+    std::filesystem::create_directories(KEYBLEND_TOOL_OUT);
+    const std::string path = std::string(KEYBLEND_TOOL_OUT) + "/" + name;
+    std::filesystem::remove(path);
+    return path;
+}
+
+std::optional<std::string> formats_file(const std::string& name) {
+    return kbtest::shared_data_file(KEYBLEND_FORMATS_DIR, name);
+}
+
+} // namespace
+
+TEST_CASE("render: a PNG contact sheet of N labelled frames that move") {
+    const auto path = kbtest::data_file("directx-sdk-legacy-samples/tiny.x");
+    if (!path) return;
+    const std::string png = out_path("tiny.png");
+    const run_result r = run({"render", *path, "--frames", "6", "--size", "120x100", "--out", png});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+    // What it did and how long each stage took.
+    CHECK(contains(r.out, "read by keyblend): 48 joints, 1 meshes (4432 vertices)"));
+    CHECK(contains(r.out, "6 frames from 0.000 s to 1.033 s")); // 4960 ticks at 4800/s
+    for (const char* stage : {"load ", "framing ", "pose ", "skin ", "draw ", "encode "}) CHECK(contains(r.out, stage));
+    CHECK(contains(r.out, "wrote " + png + ": 480x214 PNG contact sheet, 4 x 2 frames of 120x100"));
+    const picture sheet = read_png(png);
+    REQUIRE(sheet.width == 480);
+    REQUIRE(sheet.height == 214); // 14 pixels of caption, 2 rows of 100
+    std::vector<picture> frames;
+    for (int f = 0; f < 6; ++f) frames.push_back(sheet.crop((f % 4) * 120, 14 + (f / 4) * 100, 120, 100));
+    for (int f = 0; f < 6; ++f) {
+        CAPTURE(f);
+        // Not blank: the body covers a good part of the frame (and the label a little).
+        CHECK(frames[std::size_t(f)].drawn() > 1500);
+        // The time label, bottom left: light text on a dark box.
+        const picture label = frames[std::size_t(f)].crop(2, 86, 40, 12);
+        std::size_t light = 0;
+        for (int y = 0; y < label.height; ++y)
+            for (int x = 0; x < label.width; ++x) light += label.at(x, y).r > 200.0f;
+        CHECK(light > 10);
+    }
+    // Tiny walks: consecutive frames differ; the first and the last (0 and 4960 ticks, the same
+    // keys) are the same pose.
+    for (int f = 1; f < 6; ++f) CHECK(differing_pixels(frames[std::size_t(f - 1)], frames[std::size_t(f)]) > 200);
+    const picture first = frames[0].crop(0, 0, 120, 80), last = frames[5].crop(0, 0, 120, 80); // without labels
+    CHECK(differing_pixels(first, last) < 30);
+
+    // --bones draws over the mesh.
+    const std::string bones = out_path("tiny_bones.png");
+    REQUIRE(run({"render", *path, "--frames", "6", "--size", "120x100", "--bones", "--out", bones}).exit_code == 0);
+    CHECK(differing_pixels(read_png(bones), sheet) > 300);
+}
+
+TEST_CASE("render: a looping GIF at the animation's speed, --progress, --from and --to, a static model") {
+    const auto path = kbtest::data_file("assimp/Testwuson.X");
+    const auto cube = kbtest::data_file("assimp/test_cube_text.x");
+    if (!path || !cube) return;
+    const std::string gif = out_path("wuson.gif");
+    // Wuson_Run: 4640 ticks at 4800/s = 0.967 s; 20 frames a second by default.
+    const run_result r = run({"render", *path, "--set", "wuson_run", "--size", "64x48", "--out", gif, "--progress"}, true);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+    CHECK(contains(r.out, "19 frames from 0.000 s to 0.967 s"));
+    CHECK(contains(r.out, "keyblend: drawing frame 19/19"));
+    CHECK(contains(r.out, "64x48 GIF of 19 frames, 50 ms each, looping"));
+    const gif_animation a = read_gif(gif);
+    REQUIRE(a.frames.size() == 19);
+    CHECK(a.loops);
+    for (std::size_t f = 0; f < a.frames.size(); ++f) {
+        CAPTURE(f);
+        CHECK(a.frames[f].width == 64);
+        CHECK(a.delays[f] == 5);
+        CHECK(a.frames[f].drawn() > 300);
+        if (f) CHECK(differing_pixels(a.frames[f - 1], a.frames[f]) > 20);
+    }
+    // A range and a frame count of one's own: 0.25 s to 0.75 s in 5 frames of 0.1 s.
+    const run_result range = run({"render", *path, "--set", "Wuson_Run", "--from", "0.25", "--to", "0.75", "--frames",
+                                  "5", "--size", "64x48", "--out", gif});
+    REQUIRE_MESSAGE(range.exit_code == 0, range.out);
+    CHECK(contains(range.out, "5 frames from 0.250 s to 0.750 s"));
+    CHECK(read_gif(gif).delays == std::vector<int>{10, 10, 10, 10, 10});
+    // No animation: the bind pose, one frame.
+    const std::string still = out_path("cube.gif");
+    const run_result c = run({"render", *cube, "--size", "64x64", "--out", still});
+    REQUIRE_MESSAGE(c.exit_code == 0, c.out);
+    CHECK(contains(c.out, "no animation set: the bind pose"));
+    const gif_animation s = read_gif(still);
+    REQUIRE(s.frames.size() == 1);
+    CHECK(s.frames[0].drawn() > 1000);
+}
+
+#ifdef KEYBLEND_TOOL_ASSIMP
+
+TEST_CASE("info / pose on files assimp reads: the adapter's figures, the same JSON shape") {
+    for (const char* name : {"simple_skin.gltf", "quad_skin.glb", "animation_with_skeleton.fbx", "01_01.bvh"}) {
+        CAPTURE(name);
+        const auto path = formats_file(name);
+        if (!path) return;
+        const json j = run_json({"info", *path, "--json"});
+        const result<assimp::scene> a = assimp::load_scene(*path);
+        REQUIRE(a);
+        CHECK(keys_of(j) == std::set<std::string>{"importer", "format", "frames", "meshes", "animation_sets"});
+        CHECK(j["importer"] == "assimp");
+        CHECK(j["format"] == std::string(name).substr(std::string(name).rfind('.') + 1));
+        CHECK(j["frames"] == a->skeleton.size());
+        REQUIRE(j["meshes"].size() == a->meshes.size());
+        for (std::size_t i = 0; i < a->meshes.size(); ++i) {
+            CHECK(j["meshes"][i]["vertices"] == a->meshes[i].positions.size());
+            CHECK(j["meshes"][i]["faces"] == a->meshes[i].indices.size() / 3);
+            CHECK(j["meshes"][i]["bones"] == a->meshes[i].skin.bones.size());
+        }
+        REQUIRE(j["animation_sets"].size() == a->animations.size());
+        for (std::size_t i = 0; i < a->animations.size(); ++i) {
+            const clip& c = a->animations[i].clip;
+            CHECK(keys_of(j["animation_sets"][i]) == std::set<std::string>{"name", "ticks_per_second", "tracks", "keys",
+                                                                           "first_tick", "last_tick"});
+            CHECK(j["animation_sets"][i]["name"] == c.name);
+            CHECK(j["animation_sets"][i]["tracks"] == c.channels.size());
+            CHECK(j["animation_sets"][i]["last_tick"] == last_key_time(c));
+        }
+    }
+    const auto bvh = formats_file("01_01.bvh");
+    if (!bvh) return;
+    // pose: the BVH's 38 nodes at frame 100 (tick 100 at 120 ticks per second).
+    const json p = run_json({"pose", *bvh, "--time", "0.8333333333", "--set", "Motion", "--json"});
+    const json q = run_json({"pose", *bvh, "--tick", "100", "--set", "motion", "--json"});
+    REQUIRE(p["joints"].size() == 38);
+    for (std::size_t i = 0; i < 38; ++i)
+        CHECK(kbtest::max_abs_diff(matrix_of(p["joints"][i]["model"]), matrix_of(q["joints"][i]["model"])) <= 1e-3f);
+    const run_result text = run({"info", *bvh});
+    CHECK(contains(text.out, "01_01.bvh: bvh, read by assimp"));
+    CHECK(contains(text.out, "meshes: 0"));
+    CHECK(contains(text.out, "'Motion': 120 ticks per second, 31 tracks"));
+}
+
+TEST_CASE("--importer assimp on a .X file: the same pose as keyblend's loader, mirrored in z") {
+    const auto path = kbtest::data_file("assimp/Testwuson.X");
+    const auto oob = kbtest::data_file("assimp/malformed_skinweights_oob.x");
+    if (!path || !oob) return;
+    const json k = run_json({"pose", *path, "--tick", "1000", "--set", "Wuson_Walk", "--json"});
+    const json a = run_json({"pose", *path, "--tick", "1000", "--set", "Wuson_Walk", "--json", "--importer", "assimp"});
+    const json info = run_json({"info", *path, "--json", "--importer", "assimp"});
+    CHECK(info["importer"] == "assimp");
+    CHECK(info["frames"] == 40); // assimp's $dummy_root above the two root frames
+    std::map<std::string, glm::mat4> by_name;
+    for (const json& e : a["joints"]) by_name[e["name"]] = matrix_of(e["model"]);
+    const glm::mat4 s = glm::scale(glm::mat4(1.0f), glm::vec3(1, 1, -1));
+    REQUIRE(k["joints"].size() == 39);
+    for (const json& e : k["joints"]) {
+        CAPTURE(e["name"].get<std::string>());
+        REQUIRE(by_name.count(e["name"]));
+        const glm::mat4 mirrored = s * by_name[e["name"]] * s;
+        CHECK(kbtest::max_abs_diff(matrix_of(e["model"]), mirrored) <= 2e-3f); // Wuson is ~100 units
+    }
+    // assimp 5.2.5 would crash on this file: the adapter checks it first.
+    const run_result r = run({"info", *oob, "--importer", "assimp"}, true);
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.out, "not handed to assimp"));
+}
+
+TEST_CASE("render: a skeleton-only file (BVH) draws its skeleton, and every format renders") {
+    const auto bvh = formats_file("01_01.bvh");
+    if (!bvh) return;
+    const std::string png = out_path("bvh.png");
+    const run_result r = run({"render", *bvh, "--frames", "4", "--size", "96x96", "--out", png});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+    CHECK(contains(r.out, "read by assimp): 38 joints, 0 meshes (0 vertices), no mesh: the skeleton is drawn"));
+    const picture sheet = read_png(png);
+    std::vector<picture> frames;
+    for (int f = 0; f < 4; ++f) frames.push_back(sheet.crop(f * 96, 14, 96, 80)); // above the labels
+    for (int f = 0; f < 4; ++f) {
+        CHECK(frames[std::size_t(f)].drawn() > 40);
+        if (f) CHECK(differing_pixels(frames[std::size_t(f - 1)], frames[std::size_t(f)]) > 40);
+    }
+    for (const char* name : {"simple_skin.gltf", "quad_skin.glb", "animation_with_skeleton.fbx"}) {
+        CAPTURE(name);
+        const auto path = formats_file(name);
+        if (!path) return;
+        const std::string gif = out_path(std::string(name) + ".gif");
+        const run_result g = run({"render", *path, "--frames", "3", "--size", "64x64", "--bones", "--out", gif});
+        REQUIRE_MESSAGE(g.exit_code == 0, g.out);
+        const gif_animation a = read_gif(gif);
+        REQUIRE(a.frames.size() == 3);
+        CHECK(a.frames[0].drawn() > 200);
+        if (std::string(name) != "quad_skin.glb") // (no animation: a still)
+            CHECK(differing_pixels(a.frames[0], a.frames[1]) > 10);
+    }
+}
+
+#endif

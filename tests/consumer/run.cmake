@@ -11,7 +11,8 @@ include("${CMAKE_CURRENT_LIST_DIR}/../run_command.cmake")
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(consumer "${KEYBLEND_SOURCE_DIR}/tests/consumer")
 set(args -S "${consumer}" -B "${WORK_DIR}/build" -G "${CMAKE_GENERATOR}"
-         -DKEYBLEND_CONSUMER_MODE=${MODE} -DKEYBLEND_SOURCE_DIR=${KEYBLEND_SOURCE_DIR})
+         -DKEYBLEND_CONSUMER_MODE=${MODE} -DKEYBLEND_SOURCE_DIR=${KEYBLEND_SOURCE_DIR}
+         -DKEYBLEND_CONSUMER_EXPECT_ASSIMP=${EXPECT_ASSIMP})
 
 # expect_configure_failure(<message regex> <cmake args...>): configuring must fail, saying so.
 function(expect_configure_failure expected)
@@ -54,7 +55,7 @@ if(MODE MATCHES "^installed")
     if(component STREQUAL "io")
       set(expected "component 'io' was not built into this installation of keyblend")
     else()
-      set(expected "unknown component 'nonsense' \\(keyblend's components: io")
+      set(expected "unknown component 'nonsense' \\(keyblend's components: io, assimp")
     endif()
     expect_configure_failure("${expected}" -S "${probe}/${component}" -B "${probe}/${component}/build"
                              -G "${CMAKE_GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}")
@@ -75,4 +76,7 @@ if(MODE STREQUAL "vendored_glm")
   if(NOT installed STREQUAL "bin/consumer")
     message(FATAL_ERROR "the parent's install holds more than its own program: ${installed}")
   endif()
+endif()
+if(EXPECT_ASSIMP AND NOT MODE STREQUAL "installed_core")
+  run("${WORK_DIR}/build/consumer_assimp")
 endif()

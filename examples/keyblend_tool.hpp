@@ -1,0 +1,114 @@
+// keyblend — the command-line tool's shared parts: its options, a loaded model (from keyblend's
+// .X loader or from assimp, one place), and the pose of the skeleton at a time. keyblend_tool.cpp
+// has main, `info` and `pose`; tool_render.cpp has `render`.
+//
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <keyblend/blend.hpp>
+#include <keyblend/clip.hpp>
+#include <keyblend/io/xfile.hpp>
+#include <keyblend/pose.hpp>
+#ifdef KEYBLEND_TOOL_ASSIMP
+#include <keyblend/assimp.hpp>
+#endif
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tool {
+
+constexpr int exit_ok = 0;
+constexpr int exit_file = 1;
+constexpr int exit_usage = 2;
+
+/// Thrown for a wrong command line; main prints it (with the usage when the command line itself
+/// is wrong, without when a name it gives is not in the file) and exits with 2.
+struct usage_error {
+    std::string message;
+};
+
+/// Which loader reads the file.
+enum class importer { automatic, keyblend, assimp };
+
+struct options {
+    std::string command, file;
+    bool json = false;
+    bool strict = false; // --strict: the first problem the default load repairs or drops fails it
+    importer from = importer::automatic;
+    std::optional<double> tick, seconds;
+    std::optional<std::string> set;
+    std::vector<std::pair<std::string, float>> blend;
+    // render
+    std::optional<double> from_seconds, to_seconds;
+    std::optional<int> frames;
+    int width = 256, height = 256;
+    bool bones = false;
+    bool progress = false; // a progress line even when stderr is not a terminal
+    std::string out;
+};
+
+/// A file loaded by either importer. The object is not copied or moved once loaded (it is
+/// handed around by reference), so the pointers into it stay valid.
+struct model {
+    std::string path;
+    /// "keyblend" or "assimp".
+    const char* importer_name = "keyblend";
+    std::unique_ptr<keyblend::io::xfile> x;
+#ifdef KEYBLEND_TOOL_ASSIMP
+    std::unique_ptr<keyblend::assimp::scene> a;
+#endif
+    /// The loaded file's skeleton and its clips (animation sets), whichever importer read it.
+    const keyblend::skeleton* skeleton = nullptr;
+    std::vector<const keyblend::clip*> clips;
+    /// The importer's warnings (io::load_warning is an error with what the load did about it).
+    std::vector<keyblend::error> warnings;
+
+    /// Calls f(mesh) for every mesh (io::xfile_mesh or assimp::mesh, which share their members).
+    template <class F>
+    void for_each_mesh(F&& f) const {
+        if (x)
+            for (const auto& m : x->meshes) f(m);
+#ifdef KEYBLEND_TOOL_ASSIMP
+        if (a)
+            for (const auto& m : a->meshes) f(m);
+#endif
+    }
+    std::size_t mesh_count() const {
+        std::size_t n = 0;
+        for_each_mesh([&](const auto&) { ++n; });
+        return n;
+    }
+};
+
+/// Loads o.file with the importer o.from chooses: keyblend's .X loader for files that start with
+/// an .X header (`xof `) unless --importer assimp, assimp for every other file (when the tool is
+/// built with it). On failure prints the error and returns null (exit 1 follows).
+std::unique_ptr<model> load_model(const options& o);
+
+/// The clip named `name` (without regard to case), or a usage error listing the file's clips.
+const keyblend::clip& find_clip(const model& m, const std::string& name);
+
+/// A computed pose must be finite: a file whose values are each finite can still overflow float
+/// when they are multiplied (3e38 scales, matrices far from the origin). Returns a message naming
+/// the first joint (parents first) whose local or model matrix holds NaN or infinity, or nothing.
+std::optional<std::string> non_finite_joint(const keyblend::skeleton& s, const std::vector<glm::mat4>& local,
+                                            const std::vector<glm::mat4>& model);
+
+/// The tick for a clip: o.tick as given, or `seconds` times the clip's ticks per second.
+float tick_for(const options& o, const keyblend::clip& c);
+
+/// Every joint's local matrix for the sets the options name at `seconds` (or o.tick / o.seconds
+/// when `seconds` is empty): one set (--set) sampled by sample_local_matrices, or the bind pose
+/// plus each --blend set's weighted difference from it (blend_matrix_additive). With `wrap`, each
+/// clip's time is wrapped by its wrap mode (clip_time) first. What `pose` prints and `render` draws.
+keyblend::status local_matrices(const model& m, const options& o, std::optional<double> seconds,
+                                bool wrap, std::vector<glm::mat4>& local);
+
+/// `keyblend render`: see tool_render.cpp.
+int render(const options& o, const model& m, double load_ms);
+
+} // namespace tool
