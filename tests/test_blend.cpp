@@ -516,7 +516,7 @@ TEST_CASE("TRS blend: validation names the layer and leaves the output untouched
     for (std::size_t j = 0; j < n; ++j) CHECK(kbtest::bit_equal_transform(out.get(j), garbage.get(j)));
 }
 
-TEST_CASE("TRS blend: NaN in an input pose stays in its joint; the output may alias an input") {
+TEST_CASE("TRS blend: NaN in an input pose stays in its joint: the output may alias an input") {
     const std::size_t n = 12;
     const local_pose rest = kbtest::random_pose(n, 70);
     local_pose a = kbtest::random_pose(n, 71), b = kbtest::random_pose(n, 72);

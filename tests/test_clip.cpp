@@ -59,7 +59,7 @@ matrix_track<float> seed_keys() {
 
 } // namespace
 
-TEST_CASE("a valid clip validates; first and last key times span every track") {
+TEST_CASE("a valid clip validates: first and last key times span every track") {
     const skeleton s = three_joints();
     clip c;
     c.name = "Walk";
@@ -221,7 +221,7 @@ TEST_CASE("fractional ticks are exact: a key pair at integer ticks sampled at 12
     CHECK(max_exact_tick == 16777216.0f);
 }
 
-TEST_CASE("ends clamp per track; NaN samples the first keys") {
+TEST_CASE("ends clamp per track: NaN samples the first keys") {
     channel ch;
     ch.translation = {{10.0f, glm::vec3(1)}, {20.0f, glm::vec3(2)}};
     ch.scale = {{0.0f, glm::vec3(3)}, {50.0f, glm::vec3(5)}};
@@ -871,7 +871,7 @@ TEST_CASE("passed_events: consecutive updates report every event once, forward a
     }
 }
 
-TEST_CASE("passed_events: a small buffer gets the first occurrences and the total; a huge jump is counted, not walked") {
+TEST_CASE("passed_events: a small buffer gets the first occurrences and the total: a huge jump is counted, not walked") {
     const clip c = event_clip(10.0f, {1.0f, 2.0f, 5.0f});
     passed_event buf[4];
     CHECK(passed_events(c, 0.0, 35.0, event_range::exclude_from, buf, 4) == 12); // 1 2 5 11 ... 35

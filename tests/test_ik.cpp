@@ -181,7 +181,7 @@ TEST_CASE("two_bone_ik_job: unreachable targets extend the chain straight toward
     }
 }
 
-TEST_CASE("two_bone_ik_job: the pole vector chooses the bend plane; zero keeps the chain's plane") {
+TEST_CASE("two_bone_ik_job: the pole vector chooses the bend plane: zero keeps the chain's plane") {
     leg_fixture f(body());
     const glm::vec3 a = f.at(thigh);
     const float chain = f.l1() + f.l2();
@@ -235,7 +235,7 @@ TEST_CASE("two_bone_ik_job: the pole vector chooses the bend plane; zero keeps t
     }
 }
 
-TEST_CASE("two_bone_ik_job: weight 0 changes nothing; a weight between moves part way") {
+TEST_CASE("two_bone_ik_job: weight 0 changes nothing: a weight between moves part way") {
     kbtest::rng rng(23);
     leg_fixture f(body());
     f.pose = random_pose(f.s, rng);

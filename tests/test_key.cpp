@@ -38,7 +38,7 @@ TEST_CASE("identity per value type") {
     CHECK(key_traits<glm::mat4>::identity() == glm::mat4(1.0f));
 }
 
-TEST_CASE("vectors and floats lerp; step holds the earlier value") {
+TEST_CASE("vectors and floats lerp: step holds the earlier value") {
     using vt = key_traits<glm::vec3>;
     const glm::vec3 a(0, 0, 0), b(10, 20, 30);
     CHECK(vt::interpolate(a, b, 0.25f, interpolation::linear) == glm::vec3(2.5f, 5.0f, 7.5f));

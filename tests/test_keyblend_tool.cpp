@@ -371,7 +371,7 @@ TEST_CASE("usage errors exit with 2 and say what is wrong, unreadable files and 
         "exit codes: 0 done, 1 the file cannot be read or is malformed, 2 wrong command line"));
 }
 
-TEST_CASE("a damaged file loads by default, info saying what was dropped; --strict refuses it") {
+TEST_CASE("a damaged file loads by default, info saying what was dropped: --strict refuses it") {
     const auto path = kbtest::data_file("assimp/malformed_skinweights_oob.x");
     if (!path) return;
     const run_result strict = run({"info", *path, "--json", "--strict"}, true);

@@ -1028,7 +1028,7 @@ void expect_rejected(fixture<Index>& f, errc code, const std::string& text, bool
 }
 } // namespace
 
-TEST_CASE("validate: a valid job passes; each broken part is named") {
+TEST_CASE("validate: a valid job passes: each broken part is named") {
     fixture<std::uint16_t> f(small_job_options());
     REQUIRE(f.job.validate());
 
@@ -1490,7 +1490,7 @@ TEST_CASE("dual quaternions: build from matrices, one influence equals the matri
     }
 }
 
-TEST_CASE("dual quaternions keep a cylinder's volume through a 180-degree twist; LBS collapses it") {
+TEST_CASE("dual quaternions keep a cylinder's volume through a 180-degree twist: LBS collapses it") {
     const cylinder c = make_cylinder(81, 64);
     const double rest = volume(c.positions, c.triangles);
     // Bone 1 twists the +x end half a turn about the cylinder's axis.

@@ -1360,7 +1360,7 @@ TEST_CASE("every real file loads and holds what the data README says") {
     }
 }
 
-TEST_CASE("BCN_Epileptic.X: every Animation keeps its AnimationOptions {1; 0}") {
+TEST_CASE("BCN_Epileptic.X: every Animation keeps its AnimationOptions {1: 0}") {
     const auto path = kbtest::data_file("assimp/BCN_Epileptic.X");
     if (!path) return;
     const result<io::xfile> r = io::load_xfile(*path);
@@ -1824,7 +1824,7 @@ TEST_CASE("frame matrices: NaN, or a product with the parents' that overflows, b
     CHECK(x.warnings[1].index == 1);
 }
 
-TEST_CASE("skins: a NaN matrixOffset becomes the inverse bind-pose model matrix; bad entries go") {
+TEST_CASE("skins: a NaN matrixOffset becomes the inverse bind-pose model matrix: bad entries go") {
     const std::string text =
         "xof 0303txt 0032\n"
         "Frame A { FrameTransformMatrix { 1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,2.0,3.0,"
@@ -1885,7 +1885,7 @@ TEST_CASE("two Animations of one frame are merged where they do not overlap") {
                                           "are dropped"));
 }
 
-TEST_CASE("faces that make no triangle are dropped alone; normals and materials stay parallel") {
+TEST_CASE("faces that make no triangle are dropped alone: normals and materials stay parallel") {
     const std::string text =
         "xof 0303txt 0032\n"
         "Mesh { 4; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 1.0;1.0;0.0;, 0.0;1.0;0.0;;\n"
