@@ -16,6 +16,8 @@
 // - host: compiled into <out-host.cpp> (the default); d3d9: into <out-d3d9.cpp>, which the
 //   mingw-w64 cross build compiles.
 // - scope: the snippet is namespace-scope code (types, functions) rather than statements.
+// - assimp: the snippet needs keyblend::assimp: compiled (and run) only where the build defines
+//   KEYBLEND_README_ASSIMP (it does when it has the adapter; CI always has it).
 // A snippet without such a comment is an error: the README and its tests cannot drift apart.
 // `#include` lines are hoisted to the top of the unit; `#line` directives map every snippet line
 // back to README.md, so a compiler error names the README's own line.
@@ -35,6 +37,7 @@ struct snippet {
     bool run = true;
     bool d3d9 = false;
     bool scope = false;
+    bool assimp = false; // needs keyblend::assimp: compiled where KEYBLEND_README_ASSIMP is defined
     std::vector<std::string> context;
     std::vector<std::string> code;
 };
@@ -69,6 +72,7 @@ bool write_unit(const std::string& path, const std::string& readme, const std::v
         if (s.d3d9 != d3d9) continue;
         ++count;
         const std::string name = "readme_snippet_" + std::to_string(i + 1);
+        if (s.assimp) includes << "#if defined(KEYBLEND_README_ASSIMP)\n";
         auto hoist = [&](const std::vector<std::string>& from, int first_line) {
             for (std::size_t l = 0; l < from.size(); ++l) {
                 const std::string& line = from[l];
@@ -81,6 +85,8 @@ bool write_unit(const std::string& path, const std::string& readme, const std::v
         };
         hoist(s.context, s.context_line);
         hoist(s.code, s.first_line);
+        if (s.assimp) includes << "#endif\n";
+        if (s.assimp) bodies << "#if defined(KEYBLEND_README_ASSIMP)\n";
         if (s.scope)
             bodies << "namespace " << name << " {\n";
         else
@@ -93,10 +99,15 @@ bool write_unit(const std::string& path, const std::string& readme, const std::v
         bodies << "#line " << s.first_line << ' ' << quoted(readme) << '\n';
         for (const std::string& line : s.code)
             bodies << (starts_with(trim(line), "#include") ? "" : line) << '\n';
-        bodies << (s.scope ? "} // namespace " + name : "}") << "\n\n";
-        if (s.run && !s.scope)
+        bodies << (s.scope ? "} // namespace " + name : "}") << "\n";
+        if (s.assimp) bodies << "#endif\n";
+        bodies << "\n";
+        if (s.run && !s.scope) {
+            if (s.assimp) calls << "#if defined(KEYBLEND_README_ASSIMP)\n";
             calls << "    std::printf(\"README snippet " << i + 1 << " (line " << s.first_line
                   << ")\\n\");\n    " << name << "();\n";
+            if (s.assimp) calls << "#endif\n";
+        }
     }
     std::ofstream out(path);
     out << "// Generated from " << readme << " by tests/readme/extract_snippets.cpp: " << count
@@ -140,6 +151,7 @@ int main(int argc, char** argv) {
                 else if (w == "host") pending.d3d9 = false;
                 else if (w == "d3d9") pending.d3d9 = true;
                 else if (w == "scope") pending.scope = true;
+                else if (w == "assimp") pending.assimp = true;
                 else {
                     std::fprintf(stderr, "%s:%d: unknown snippet option '%s'\n", readme.c_str(), number,
                                  w.c_str());
