@@ -461,8 +461,8 @@ int main(int argc, char** argv) {
                 raster::draw_mesh(picture, cam, shot.positions[i], shot.normals[i], mesh[i].indices, glm::vec3(0.85f, 0.7f, 0.55f));
             sheet.paste(picture, f * opt.size, row * opt.size);
         }
-    if (!sheet.write_png(opt.out)) {
-        std::fprintf(stderr, "cannot write %s\n", opt.out.c_str());
+    if (std::string error; !sheet.write_png(opt.out, error)) {
+        std::fprintf(stderr, "cannot write %s: %s\n", opt.out.c_str(), error.c_str());
         return 1;
     }
     std::printf("wrote %s: top, the animation alone; bottom, with foot planting\n", opt.out.c_str());
