@@ -344,10 +344,20 @@ TEST_CASE("from_scene: bad options, a scene without root, broken meshes and skin
         CHECK(strict.error().message == "f: mesh 0 'strip', bone 1 'ghost' names no node");
         const result<ka::scene> r = ka::from_scene(*s, lenient(), "f");
         REQUIRE(r);
-        CHECK(r->meshes[0].skin.bones.size() == 1);
         CHECK(has_warning(*r, "bone 1 'ghost' names no node; the bone is dropped with its 2 weights"));
-        CHECK(r->meshes[0].skin.weights == std::vector<float>{1.0f, 1.0f, 0.0f}); // renormalised
-        CHECK(r->meshes[0].skin.report.vertices_without_influence == 1);
+        // Vertex 1 keeps hip, renormalised; vertex 2 had only ghost: it follows the mesh's own
+        // node through a bone added for it (inverse bind-pose model matrix as offset), so it stays
+        // at its bind position instead of going to the origin.
+        const ka::mesh& mesh = r->meshes[0];
+        REQUIRE(mesh.skin.bones.size() == 2);
+        CHECK(mesh.skin.bones[0].name == "hip");
+        CHECK(mesh.skin.bones[1].joint == mesh.joint);
+        CHECK(mesh.skin.bones[1].offset == r->skeleton.inverse_bind_model()[mesh.joint]);
+        CHECK(mesh.skin.weights == std::vector<float>{1.0f, 1.0f, 1.0f});
+        CHECK(mesh.skin.bone_indices == std::vector<std::uint16_t>{0, 0, 1});
+        CHECK(mesh.skin.report.vertices_without_influence == 0);
+        CHECK(mesh.skin.report.vertices_following_node == 1);
+        CHECK(has_warning(*r, "1 vertices lost their only influences with a dropped bone; they follow the mesh's node"));
     }
     SUBCASE("weights: vertex out of range, negative, NaN") {
         aiMesh* m = mesh_of(3);
@@ -1167,7 +1177,8 @@ std::string names_of(const skeleton& s, const std::vector<std::size_t>& joints) 
 // - Missing AnimTicksPerSecond (tiny.x, sphere.x): assimp says 0; both sides then use 4800,
 //   flagged as a default.
 // - SkinWeights naming missing frames (anim_test.x): both drop the bone in lenient mode; the
-//   kept weights then sum to 1 on both sides because the file's weights did.
+//   kept weights then sum to 1 on both sides because the file's weights did, and the vertices
+//   that had only dropped bones follow the mesh's own frame on both sides.
 TEST_CASE("every animated .X file: keyblend's loader and the adapter give the same poses and skins") {
     const x_case files[] = {
         {"directx-sdk-legacy-samples/tiny.x", false, "unnamed_frame_2", "Dummy01,Dummy02,Dummy16"},

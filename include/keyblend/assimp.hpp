@@ -109,6 +109,10 @@ struct influence_report {
     /// Vertices of a skinned mesh that no bone influences: their weights are all 0, which skins
     /// them to the origin (as D3DX does; reported as a warning).
     std::size_t vertices_without_influence = 0;
+    /// Vertices (lenient mode) whose every influence was a dropped bone: rather than go to the
+    /// origin they follow the mesh's own node, through one more bone for that node (offset: its
+    /// inverse bind-pose model matrix), as io::load_xfile does (reported as a warning).
+    std::size_t vertices_following_node = 0;
 };
 
 /// A bone: an aiBone of a mesh, as the .X loader's bones (io::skin_bone): `name` is aiBone::mName

@@ -304,6 +304,16 @@ private:
             std::uint16_t bone;
         };
         std::vector<entry> entries;
+        // Per vertex, the weight it lost with dropped bones (lenient): a vertex left with none
+        // follows the mesh's own node instead of going to the origin, as io::load_xfile does.
+        std::vector<float> lost;
+        const auto lose = [&](const aiBone& dropped) {
+            lost.resize(n, 0.0f);
+            for (std::size_t i = 0; dropped.mWeights && i < dropped.mNumWeights; ++i) {
+                const aiVertexWeight& w = dropped.mWeights[i];
+                if (w.mVertexId < n && is_finite(w.mWeight) && w.mWeight > 0.0f) lost[w.mVertexId] += w.mWeight;
+            }
+        };
         mesh_skin& skin = m.skin;
         for (unsigned b = 0; b < a.mNumBones; ++b) {
             const aiBone* bone = a.mBones[b];
@@ -323,6 +333,7 @@ private:
                                            : std::string()),
                              b))
                     return false;
+                lose(*bone);
                 continue;
             }
             const glm::mat4 offset = to_glm(bone->mOffsetMatrix);
@@ -332,6 +343,7 @@ private:
                                  (lenient_ ? "; the bone is dropped" : ""),
                              b))
                     return false;
+                lose(*bone);
                 continue;
             }
             if (skin.bones.size() > std::numeric_limits<std::uint16_t>::max())
@@ -361,6 +373,25 @@ private:
                 if (w.mWeight > 0.0f) entries.push_back({w.mVertexId, w.mWeight, kept});
             }
         }
+        // The vertices that lost every influence with a dropped bone: a bone for the mesh's node,
+        // with its inverse bind-pose model matrix as offset, keeps them at their bind position and
+        // moves them with the node.
+        std::vector<bool> influenced(n, false);
+        for (const entry& e : entries) influenced[e.vertex] = true;
+        std::size_t stranded = 0;
+        if (!lost.empty() && m.joint < out_.skeleton.size())
+            for (std::size_t v = 0; v < n; ++v)
+                if (!influenced[v] && lost[v] > 0.0f) {
+                    if (stranded++ == 0) {
+                        if (skin.bones.size() > std::numeric_limits<std::uint16_t>::max())
+                            return fail(errc::unsupported, label + " has more than 65536 bones");
+                        skin.bones.push_back({out_.skeleton.name(m.joint), m.joint,
+                                              out_.skeleton.inverse_bind_model()[m.joint]});
+                    }
+                    entries.push_back({static_cast<std::uint32_t>(v), 1.0f,
+                                       static_cast<std::uint16_t>(skin.bones.size() - 1)});
+                }
+        skin.report.vertices_following_node = stranded;
         if (skin.bones.empty()) return true;
 
         // Influences grouped by vertex, largest first (ties: bone order), then the fixed layout.
@@ -380,7 +411,7 @@ private:
         skin.influences_per_vertex = widest;
         skin.bone_indices.assign(n * widest, 0);
         skin.weights.assign(n * widest, 0.0f);
-        std::vector<bool> influenced(n, false);
+        influenced.assign(n, false);
         for (std::size_t i = 0, end; i < entries.size(); i = end) {
             for (end = i; end < entries.size() && entries[end].vertex == entries[i].vertex;) ++end;
             const std::size_t v = entries[i].vertex;
@@ -421,6 +452,11 @@ private:
             warn(errc::not_normalized, label + ": the weights of " +
                                            std::to_string(report.vertices_renormalised) +
                                            " vertices did not sum to 1; they are renormalised");
+        if (report.vertices_following_node)
+            warn(errc::not_found,
+                 label + ": " + std::to_string(report.vertices_following_node) +
+                     " vertices lost their only influences with a dropped bone; they follow the "
+                     "mesh's node " + in_quotes(out_.skeleton.name(m.joint)) + " (a bone added for it)");
         if (report.vertices_without_influence)
             warn(errc::empty, label + ": " + std::to_string(report.vertices_without_influence) +
                                   " vertices have no bone influence (skinned, they go to the "
