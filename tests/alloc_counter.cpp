@@ -14,8 +14,16 @@ void* allocate(std::size_t size, std::size_t alignment) {
     void* p = nullptr;
     if (alignment <= alignof(std::max_align_t)) p = std::malloc(size);
     else if (posix_memalign(&p, alignment, size) != 0) p = nullptr;
-    if (!p) throw std::bad_alloc();
     return p;
+}
+
+void* allocate_or_fail(std::size_t size, std::size_t alignment) {
+    if (void* p = allocate(size, alignment)) return p;
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+    throw std::bad_alloc();
+#else
+    std::abort(); // what operator new does without exceptions
+#endif
 }
 } // namespace
 
@@ -23,19 +31,13 @@ namespace kbtest {
 std::size_t allocation_count() { return allocations; }
 } // namespace kbtest
 
-void* operator new(std::size_t size) { return allocate(size, 0); }
-void* operator new[](std::size_t size) { return allocate(size, 0); }
-void* operator new(std::size_t size, std::align_val_t a) { return allocate(size, std::size_t(a)); }
-void* operator new[](std::size_t size, std::align_val_t a) { return allocate(size, std::size_t(a)); }
+void* operator new(std::size_t size) { return allocate_or_fail(size, 0); }
+void* operator new[](std::size_t size) { return allocate_or_fail(size, 0); }
+void* operator new(std::size_t size, std::align_val_t a) { return allocate_or_fail(size, std::size_t(a)); }
+void* operator new[](std::size_t size, std::align_val_t a) { return allocate_or_fail(size, std::size_t(a)); }
 // The nothrow forms too (std::stable_sort's temporary buffer uses them): left to the runtime, they
 // would allocate with its own operator new and be freed here, which ASan reports as a mismatch.
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-    try {
-        return allocate(size, 0);
-    } catch (const std::bad_alloc&) {
-        return nullptr;
-    }
-}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return allocate(size, 0); }
 void* operator new[](std::size_t size, const std::nothrow_t& t) noexcept { return operator new(size, t); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
