@@ -259,7 +259,7 @@ void local_to_model_range(const skeleton& s, const local_pose& local, std::size_
 /// The checks of the pointer versions of local_to_model and local_to_model_subtree: `what` names
 /// the function in the message.
 inline status check_hierarchy_buffers(const char* what, const skeleton& s, std::size_t local_size,
-                                      bool local_null, const glm::mat4* model, std::size_t model_count) {
+                                      bool local_null, bool model_null, std::size_t model_count) {
     const std::string name(what);
     if (local_size != s.size())
         return make_error(errc::size_mismatch, name + ": the local pose has " + std::to_string(local_size) +
@@ -268,9 +268,9 @@ inline status check_hierarchy_buffers(const char* what, const skeleton& s, std::
         return make_error(errc::size_mismatch, name + ": room for " + std::to_string(model_count) +
                                                    " model matrices, the skeleton has " +
                                                    std::to_string(s.size()) + " joints");
-    if (s.size() && (!model || local_null))
-        return make_error(errc::invalid_argument, name + (model ? ": the local matrices are null"
-                                                                : ": the model matrices are null"));
+    if (s.size() && (model_null || local_null))
+        return make_error(errc::invalid_argument, name + (model_null ? ": the model matrices are null"
+                                                                     : ": the local matrices are null"));
     return {};
 }
 
@@ -298,7 +298,7 @@ inline glm::mat4 parent_model_of(const skeleton& s, std::size_t joint, const glm
 
 inline status local_to_model(const skeleton& s, const local_pose& local, glm::mat4* model,
                              std::size_t model_count, const glm::mat4& root) {
-    if (status st = impl::check_hierarchy_buffers("local_to_model", s, local.size(), false, model, model_count); !st)
+    if (status st = impl::check_hierarchy_buffers("local_to_model", s, local.size(), false, !model, model_count); !st)
         return st;
     impl::local_to_model_range<impl::lanes::native>(s, local, 0, s.size(), nullptr, root, model);
     return {};
@@ -306,7 +306,7 @@ inline status local_to_model(const skeleton& s, const local_pose& local, glm::ma
 
 inline status local_to_model(const skeleton& s, const glm::mat4* local, std::size_t local_count,
                              glm::mat4* model, std::size_t model_count, const glm::mat4& root) {
-    if (status st = impl::check_hierarchy_buffers("local_to_model", s, local_count, !local, model, model_count); !st)
+    if (status st = impl::check_hierarchy_buffers("local_to_model", s, local_count, !local, !model, model_count); !st)
         return st;
     impl::local_to_model_matrices(s, local, 0, s.size(), nullptr, root, model);
     return {};
@@ -335,7 +335,7 @@ inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const
         return impl::make_error(errc::out_of_range, "local_to_model_subtree: joint " + std::to_string(joint) +
                                                         " is out of range (" + std::to_string(s.size()) +
                                                         " joints)");
-    if (status st = impl::check_hierarchy_buffers("local_to_model_subtree", s, local.size(), false, model,
+    if (status st = impl::check_hierarchy_buffers("local_to_model_subtree", s, local.size(), false, !model,
                                                   model_count);
         !st)
         return st;
@@ -358,7 +358,7 @@ inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const
         return impl::make_error(errc::out_of_range, "local_to_model_subtree: joint " + std::to_string(joint) +
                                                         " is out of range (" + std::to_string(s.size()) +
                                                         " joints)");
-    if (status st = impl::check_hierarchy_buffers("local_to_model_subtree", s, local_count, !local, model,
+    if (status st = impl::check_hierarchy_buffers("local_to_model_subtree", s, local_count, !local, !model,
                                                   model_count);
         !st)
         return st;
