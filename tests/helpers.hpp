@@ -49,15 +49,15 @@ inline float max_abs_diff(const glm::quat& a, const glm::quat& b) {
     return std::max(std::max(std::fabs(a.w - b.w), std::fabs(a.x - b.x)),
                     std::max(std::fabs(a.y - b.y), std::fabs(a.z - b.z)));
 }
-/// Angle in radians of the rotation taking a to b (q and -q are the same rotation).
+/// Angle in radians of the rotation taking a to b (q and -q are the same rotation), in double:
+/// 4 atan2(|p - q|, |p + q|) of the normalised pair, well conditioned for nearly equal rotations
+/// (2 acos(|p . q|) loses everything below ~3e-4 rad to the rounding of p . q near 1).
 inline double rotation_angle(const glm::quat& a, const glm::quat& b) {
-    const double d = std::fabs(double(a.w) * b.w + double(a.x) * b.x + double(a.y) * b.y +
-                               double(a.z) * b.z) /
-                     (std::sqrt(double(a.w) * a.w + double(a.x) * a.x + double(a.y) * a.y +
-                                double(a.z) * a.z) *
-                      std::sqrt(double(b.w) * b.w + double(b.x) * b.x + double(b.y) * b.y +
-                                double(b.z) * b.z));
-    return 2.0 * std::acos(std::min(1.0, d));
+    glm::dvec4 p(a.w, a.x, a.y, a.z), q(b.w, b.x, b.y, b.z);
+    p /= glm::length(p);
+    q /= glm::length(q);
+    if (glm::dot(p, q) < 0.0) q = -q;
+    return 4.0 * std::atan2(glm::length(p - q), glm::length(p + q));
 }
 
 /// Deterministic random numbers (each test seeds its own).
@@ -142,6 +142,28 @@ inline bool bit_equal_transform(const keyblend::transform& a, const keyblend::tr
     return bit_equal(a.translation, b.translation) && bit_equal(a.rotation, b.rotation) &&
            bit_equal(a.scale, b.scale);
 }
+/// A transform's x, y, z (not a 16-byte vec3's padding lane) and quaternion, bit for bit.
+inline bool bit_equal(const keyblend::transform& a, const keyblend::transform& b) {
+    return bit_equal_transform(a, b);
+}
+
+/// Two computations of the same value by different code paths: bit for bit under IEEE arithmetic;
+/// under -ffast-math (which may contract and reassociate the same expression differently in each
+/// place it is inlined) within 4e-7 per component, a few ulps of values of magnitude 1.
+#if defined(__FAST_MATH__)
+template <class T>
+bool same_computation(const T& a, const T& b) {
+    return max_abs_diff(a, b) <= 4e-7f;
+}
+#else
+inline bool same_computation(const keyblend::transform& a, const keyblend::transform& b) {
+    return bit_equal_transform(a, b);
+}
+template <class T>
+bool same_computation(const T& a, const T& b) {
+    return bit_equal(a, b);
+}
+#endif
 
 /// Heap allocations made by this thread so far (operator new, counted in alloc_counter.cpp): a
 /// test takes the difference around a call to prove the call does not allocate.

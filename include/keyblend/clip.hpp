@@ -228,6 +228,7 @@ private:
     std::vector<std::uint32_t> shared_group_;  // per block x (T, R, S): the first such slot keyed at
                                                // the same times (itself if none): they search once
     struct found_keys {                        // a group's last search: its time and result
+        bool searched;                         // (a flag, not a NaN time: -ffast-math folds NaN tests)
         float time, lo, hi, inv;
         std::size_t first, second;
     };

@@ -10,8 +10,9 @@
 // local_to_model (model matrices), sample_local_matrices (the seeds' matrices), a 50/50 blend_job of
 // the set with the next one, and every skinned mesh skinned with the blended pose's palette
 // (positions and normals of up to 64 vertices spread over the mesh, and their sums). Comparison:
-// the same lines and words, and numbers equal within 2e-5 x max(1, |a|, |b|) (the GLM
-// configurations differ in rounding only: SIMD matrix products with GLM_FORCE_INTRINSICS).
+// the same lines and words, and numbers equal within 2e-5 x the line's largest magnitude (at least
+// 1): the configurations differ in rounding only (SIMD matrix products with GLM_FORCE_INTRINSICS,
+// -ffast-math's contractions and reassociations).
 #include <keyblend/io/xfile.hpp>
 #include <keyblend/keyblend.hpp>
 #include <keyblend/skin.hpp>
@@ -174,12 +175,19 @@ bool compare(const std::string& ours, const std::string& reference) {
         for (std::string w; wa >> w;) x.push_back(w);
         for (std::string w; wb >> w;) y.push_back(w);
         bool same = x.size() == y.size();
+        // The line's scale: its largest number (a model matrix's translation is the model's size,
+        // which its other columns' rounding follows), at least 1.
+        double scale = 1.0;
+        for (std::size_t w = 0; same && w < x.size(); ++w) {
+            double p, q;
+            if (parse_float(x[w], p) && parse_float(y[w], q))
+                scale = std::max(scale, std::max(std::fabs(p), std::fabs(q)));
+        }
         for (std::size_t w = 0; same && w < x.size(); ++w) {
             double p, q;
             if (x[w] == y[w]) {
                 // the same text: equal (also "nan" and "nan", which as numbers never are)
             } else if (parse_float(x[w], p) && parse_float(y[w], q)) {
-                const double scale = std::max(1.0, std::max(std::fabs(p), std::fabs(q)));
                 const double e = std::fabs(p - q) / scale;
                 if (!(e <= 2e-5)) same = false; // NaN never matches
                 worst = std::max(worst, e);

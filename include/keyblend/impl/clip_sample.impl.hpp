@@ -201,10 +201,11 @@ struct clip_sampler {
         // frame. (A result past this track's end, from keys changed since bind, is searched anew.)
         const std::size_t slot = (i / pose_lane_block) * 3 + Comp;
         sampling_context::found_keys& found = c.shared_found_[c.shared_group_[slot]];
-        if (!(found.time == time) || found.second >= n) {
+        if (!found.searched || !(found.time == time) || found.second >= n) {
             locate(lead, time, c.shared_cursors_[c.shared_group_[slot]], found.lo, found.hi, found.inv,
                    found.first, found.second);
             found.time = time;
+            found.searched = true;
         }
         const float lo = found.lo, hi = found.hi, inv = found.inv;
         const std::size_t first = found.first, second = found.second;
@@ -341,7 +342,7 @@ struct clip_sampler {
     static void find_key_groups(sampling_context& c) {
         const std::size_t slots = c.shared_.size();
         c.shared_group_.resize(slots);
-        c.shared_found_.assign(slots, sampling_context::found_keys{NAN, 0.0f, 0.0f, 0.0f, 0, 0});
+        c.shared_found_.assign(slots, sampling_context::found_keys{false, 0.0f, 0.0f, 0.0f, 0.0f, 0, 0});
         std::vector<std::size_t> leads; // the groups' first slots
         for (std::size_t slot = 0; slot < slots; ++slot) {
             c.shared_group_[slot] = static_cast<std::uint32_t>(slot);
@@ -490,8 +491,9 @@ struct clip_sampler {
         out.resize(s.size());
         // NaN samples the first keys, as locate_keys does; +inf is clamped so that the open end
         // of the last interval (hi = +inf) still contains it.
+        // (Bit tests: under -ffast-math a comparison with infinity may be folded away.)
         if (is_nan(time)) time = -INFINITY;
-        if (time > FLT_MAX) time = FLT_MAX;
+        else if (!is_finite(time) && time > 0.0f) time = FLT_MAX;
         // Two passes: the scalar refreshes first, then the vector interpolation alone, so that
         // consecutive groups of joints overlap in the out-of-order window.
         const V t = V::set1(time);
