@@ -238,7 +238,7 @@ enum class simd_isa : unsigned char {
     scalar, ///< one vertex at a time: the reference (KEYBLEND_NO_INTRINSICS, or non-x86)
     sse2,   ///< 4 vertices a step: x86-64 baseline
     avx2,   ///< 8 vertices a step: AVX2 + FMA (+ BMI2)
-    avx512, ///< 16 vertices a step: AVX-512 F/VL/BW/DQ
+    avx512, ///< 8 vertices a step in AVX-512 registers: AVX-512 F/VL/BW/DQ
 };
 /// "scalar", "sse2", "avx2", "avx512" (the names KEYBLEND_SKIN_ISA takes).
 inline const char* to_string(simd_isa isa);

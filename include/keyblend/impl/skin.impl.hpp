@@ -448,6 +448,7 @@ lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::
     };
     a.simple = !inverse_transpose && packed(a.pos.kind, a.out_pos.kind, a.pos.data) &&
                packed(a.nrm.kind, a.out_nrm.kind, a.nrm.data) && packed(a.tan.kind, a.out_tan.kind, a.tan.data);
+    a.scaled = a.simple;
     return a;
 }
 
@@ -613,7 +614,7 @@ void run_kernels(simd_isa isa, const lbs_args& a, std::size_t begin, std::size_t
 #if KEYBLEND_SKIN_DISPATCH
     switch (isa) {
     case simd_isa::avx512:
-        return kernels_avx512::run_job<kernels_avx512::f16, Index, K, Implied, Streams>(a, begin, end, n, palette_size);
+        return kernels_avx512::run_job<kernels_avx512::widest, Index, K, Implied, Streams>(a, begin, end, n, palette_size);
     case simd_isa::avx2:
         return kernels_avx2::run_job<kernels_avx2::f8, Index, K, Implied, Streams>(a, begin, end, n, palette_size);
     case simd_isa::sse2:
@@ -631,7 +632,7 @@ void run_kernels(simd_isa isa, const lbs_args& a, std::size_t begin, std::size_t
 inline std::size_t first_group_of(const lbs_args& a, std::size_t begin) {
 #if KEYBLEND_SKIN_DISPATCH
     switch (active_isa()) {
-    case simd_isa::avx512: return kernels_avx512::first_group<kernels_avx512::f16>(a, begin);
+    case simd_isa::avx512: return kernels_avx512::first_group<kernels_avx512::widest>(a, begin);
     case simd_isa::avx2: return kernels_avx2::first_group<kernels_avx2::f8>(a, begin);
     case simd_isa::sse2: return kernels_sse2::first_group<kernels_sse2::f4>(a, begin);
     case simd_isa::scalar: return begin;

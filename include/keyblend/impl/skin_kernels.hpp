@@ -9,14 +9,17 @@
 //   KEYBLEND_SKIN_R_SSE2, KEYBLEND_SKIN_R_AVX2, KEYBLEND_SKIN_R_AVX512, KEYBLEND_SKIN_R_FMA
 //                         0 or 1: which lane types (and fused multiply-adds) to compile
 // and defines in keyblend::impl::skin::KEYBLEND_SKIN_REGION the lane types f1 (always), f4, f8,
-// f16, `widest`, `isa`, and the entry points run_job / first_group / run_fixed.
+// `widest`, `isa`, and the entry points run_job / first_group.
 //
-// How a group of V::width vertices is skinned (the AVX2 design; SSE2 is the same at width 4):
+// How a group of V::width vertices is skinned (8 lanes for AVX2 and AVX-512, 4 for SSE2):
 // 1. Per vertex, its k palette matrices are blended in registers: a 4x4 matrix is two 256-bit
 //    halves (columns 0|1 and 2|3), so each influence costs two loads and two FMAs, with no gather
-//    (vgatherdps is slow: ~11 cycles on Zen 3). The joint indices of a vertex arrive in one
-//    64-bit load and its weights in one 128-bit load broadcast within lanes by shuffles: FP loads
-//    (2 per cycle) are what bounds the blend, not FMAs.
+//    (vgatherdps is slow: ~11 cycles on Zen 3). The joint indices of a vertex arrive in one or two
+//    integer loads of exactly its indices (nothing past the mesh's last vertex is read) and become
+//    palette offsets by a rotate and a mask. Up to 3 weights are each one broadcast load; more are
+//    one 128-bit load broadcast within lanes by shuffles (past 3 slots the loads, two matrix
+//    halves per slot, are the scarcer resource). One stored weight with packed streams is not
+//    blended at all: the group's transformed vertices are scaled by it (group_mode::packed_scaled).
 // 2. The eight blended matrices are transposed into twelve lane vectors (structure of arrays,
 //    one vertex per lane; the projective row is dropped).
 // 3. Positions, normals, tangents are moved from the caller's layout into lanes (packed xyz
@@ -26,13 +29,20 @@
 //    palette (lbs_args::simple) are inlined in the kernel; other layouts and the inverse-transpose
 //    go through one out-of-line function per lane type (a few percent slower, and every kernel
 //    compiles much faster).
-// The scalar lane type runs the same kernel one vertex at a time: it is the reference, and it
-// finishes the vertices a range's SIMD groups leave over.
+// The scalar lane type runs the same kernel one vertex at a time: it is the reference.
+//
+// What bounds it (Zen 4, measured per instruction class in isolation: 2 FMAs, 3 in-lane shuffles,
+// 2 cross-lane permutes and 2 256-bit loads per cycle, FMAs and cross-lane permutes sharing a
+// pipe): per 8 vertices with 4 influences, positions + normals, 85 FMA-class operations (64 blend,
+// 21 transform), 82 in-lane shuffles (32 weight broadcasts, 28 transposes, 22 xyz), 18
+// cross-lane permutes and 6 blends, 78 vector loads: 188 floating-point operations for 4 pipes,
+// at least 47 cycles, 42.5 of them on the two FMA pipes; the loop takes ~70 (9.5 cycles a vertex
+// in the library, 8.7 in a stripped-down copy): the floating-point pipes, not loads or memory.
 //
 // What is compiled: per influence count K (1 to 8), three kernels (packed, packed_implied,
-// strided), plus the dynamic kernel (K = 0: per-vertex counts with an implied weight, influences
-// with component strides) and the scalar one. A fixed_skinning run compiles the kernels of its
-// K only.
+// strided; packed_scaled too for K = 1), plus the dynamic kernel (K = 0: per-vertex counts with an
+// implied weight, influences with component strides) and the scalar one. A fixed_skinning run
+// compiles the kernels of its K only.
 //
 // A NEON lane type would add a lane_ops specialisation (vld1q_f32, vfmaq_f32, vzipq_f32 for the
 // transposes) and a group_in_range (vqsubq_u16); the kernel, the modes and the layouts' dispatch
@@ -102,25 +112,14 @@ inline __m256 operator==(f8 a, f8 b) { return _mm256_cmp_ps(a.v, b.v, _CMP_EQ_OQ
 inline f8 select(__m256 m, f8 a, f8 b) { return {_mm256_blendv_ps(b.v, a.v, m)}; }
 #endif
 
-#if KEYBLEND_SKIN_R_AVX512
-struct f16 {
-    static constexpr std::size_t width = 16;
-    __m512 v;
-    static f16 load(const float* p) { return {_mm512_loadu_ps(p)}; }
-    static f16 set1(float x) { return {_mm512_set1_ps(x)}; }
-    void store(float* p) const { _mm512_storeu_ps(p, v); }
-};
-inline f16 operator+(f16 a, f16 b) { return {_mm512_add_ps(a.v, b.v)}; }
-inline f16 operator-(f16 a, f16 b) { return {_mm512_sub_ps(a.v, b.v)}; }
-inline f16 operator*(f16 a, f16 b) { return {_mm512_mul_ps(a.v, b.v)}; }
-inline f16 operator/(f16 a, f16 b) { return {_mm512_div_ps(a.v, b.v)}; }
-inline f16 fmadd(f16 a, f16 b, f16 c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
-inline __mmask16 operator==(f16 a, f16 b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_EQ_OQ); }
-inline f16 select(__mmask16 m, f16 a, f16 b) { return {_mm512_mask_blend_ps(m, b.v, a.v)}; }
-#endif
 
 #if KEYBLEND_SKIN_R_AVX512
-using widest = f16;
+// 8 lanes here too: the AVX-512 kernels are the 8-wide ones compiled for AVX-512 (EVEX encodings,
+// 32 registers, masks, the 64-byte joint checks). Measured on Zen 4 against 16 lanes (one 512-bit
+// register per vertex matrix), 8 are 4-43% faster in every configuration of bench_skin: 512-bit
+// shuffles occupy two of the core's 256-bit shuffle pipes, and 16 lanes need one more transpose
+// stage and cross-lane permutes for packed xyz, where 8 use in-lane shuffles.
+using widest = f8;
 inline constexpr simd_isa isa = simd_isa::avx512;
 #elif KEYBLEND_SKIN_R_AVX2
 using widest = f8;
@@ -244,14 +243,51 @@ struct lane_ops<f1> {
 // one 128-bit load (two for K > 4) and are broadcast by shuffles.
 // ---------------------------------------------------------------------------------------------
 
+/// The N (1 to 8) bytes at p as the low bytes of a 64-bit word (little-endian), loaded exactly:
+/// with loads of 1, 2, 4 or 8 bytes combined in registers (a memcpy into a zeroed word on the
+/// stack would make the word's 8-byte load wait for the narrower stores: ~20 cycles).
+template <std::size_t N>
+KEYBLEND_SKIN_INLINE std::uint64_t load_bytes(const unsigned char* p) {
+    static_assert(N >= 1 && N <= 8, "1 to 8 bytes");
+    if constexpr (N == 8) {
+        std::uint64_t x;
+        std::memcpy(&x, p, 8);
+        return x;
+    } else if constexpr (N >= 4) {
+        std::uint32_t x;
+        std::memcpy(&x, p, 4);
+        if constexpr (N == 4) return x;
+        else return std::uint64_t(x) | (load_bytes<N - 4>(p + 4) << 32);
+    } else if constexpr (N >= 2) {
+        std::uint16_t x;
+        std::memcpy(&x, p, 2);
+        if constexpr (N == 2) return x;
+        else return std::uint64_t(x) | (load_bytes<N - 2>(p + 2) << 16);
+    } else {
+        return *p;
+    }
+}
+
+/// The words of the K indices of type Index at p, exactly (nothing past them is read).
+template <int K, class Index>
+KEYBLEND_SKIN_INLINE void load_joint_words(const unsigned char* p, std::uint64_t (&q)[(std::size_t(K) * sizeof(Index) + 7) / 8]) {
+    constexpr std::size_t bytes = std::size_t(K) * sizeof(Index), words = (bytes + 7) / 8;
+    unroll<int(words)>([&](auto w) KEYBLEND_SKIN_LAMBDA {
+        constexpr std::size_t at = 8 * std::size_t(w), n = bytes - at < 8 ? bytes - at : 8;
+        q[w] = load_bytes<n>(p + at);
+    });
+}
+
 /// The K joints at p (one vertex's) as offsets into the palette in floats (16 per matrix: a
 /// float index folds into the loads' addressing, a byte offset costs an add). Unchecked: the
 /// caller has checked the group (group_joints_ok).
 template <int K, class Index>
 KEYBLEND_SKIN_INLINE void fast_joints(const unsigned char* p, std::uint32_t* offset) {
     constexpr int per_word = 8 / int(sizeof(Index));
+    // Exactly the vertex's K indices: nothing past the last vertex's joints is read, so the SIMD
+    // groups may run to the end of the mesh.
     std::uint64_t q[std::size_t((K + per_word - 1) / per_word)];
-    std::memcpy(q, p, sizeof q);
+    load_joint_words<K, Index>(p, q);
     constexpr unsigned bits = 8 * sizeof(Index);
     constexpr std::uint64_t mask = ((std::uint64_t(1) << bits) - 1) << 4;
     unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
@@ -265,7 +301,7 @@ KEYBLEND_SKIN_INLINE void fast_joints(const unsigned char* p, std::uint32_t* off
 }
 
 /// True when the K joints of each of the W vertices from v are within the palette, whatever the
-/// joint stride: per vertex, the 64-bit words fast_joints reads, compared lane by lane with
+/// joint stride: per vertex, the indices fast_joints reads (as 64-bit words), compared lane by lane with
 /// last_bone + 1 in SIMD-within-a-register arithmetic (Hacker's Delight's unsigned x >= y per
 /// lane: no carries cross lanes), only the lanes holding the vertex's K slots counted.
 template <std::size_t W, int K, class Index>
@@ -282,7 +318,7 @@ KEYBLEND_SKIN_INLINE bool joints_ok_any_stride(const lbs_args& a, std::size_t v)
     const unsigned char* p = a.joints + v * a.joint_stride;
     for (std::size_t i = 0; i < W; ++i, p += a.joint_stride) {
         std::uint64_t q[std::size_t(words)];
-        std::memcpy(q, p, sizeof q);
+        load_joint_words<K, Index>(p, q);
         unroll<words>([&](auto w) KEYBLEND_SKIN_LAMBDA {
             constexpr int used = K - w * per_word < per_word ? K - w * per_word : per_word;
             constexpr std::uint64_t lanes = used == per_word ? ~std::uint64_t(0)
@@ -382,8 +418,8 @@ KEYBLEND_SKIN_INLINE const float* matrix_at(const lbs_args& a, std::uint32_t off
 // ---------------------------------------------------------------------------------------------
 #if KEYBLEND_SKIN_R_SSE2
 
-// In-lane shuffles under one name for __m128 (SSE2), __m256 (AVX2) and __m512 (AVX-512), so that
-// the transposes below, which work within 128-bit lanes, are written once for all three.
+// In-lane shuffles under one name for __m128 (SSE2) and __m256 (AVX2, AVX-512), so that the
+// transposes below, which work within 128-bit lanes, are written once for both.
 KEYBLEND_SKIN_INLINE __m128 unpacklo(__m128 a, __m128 b) { return _mm_unpacklo_ps(a, b); }
 KEYBLEND_SKIN_INLINE __m128 unpackhi(__m128 a, __m128 b) { return _mm_unpackhi_ps(a, b); }
 template <int Imm>
@@ -393,19 +429,6 @@ KEYBLEND_SKIN_INLINE __m256 unpacklo(__m256 a, __m256 b) { return _mm256_unpackl
 KEYBLEND_SKIN_INLINE __m256 unpackhi(__m256 a, __m256 b) { return _mm256_unpackhi_ps(a, b); }
 template <int Imm>
 KEYBLEND_SKIN_INLINE __m256 shuffle(__m256 a, __m256 b) { return _mm256_shuffle_ps(a, b, Imm); }
-#endif
-#if KEYBLEND_SKIN_R_AVX512
-// (The zero-masked forms with every lane set compile to the plain instructions; GCC 12's plain
-// forms pass _mm512_undefined_ps() and trip -Wmaybe-uninitialized once inlined, GCC bug 105593.)
-KEYBLEND_SKIN_INLINE __m512 unpacklo(__m512 a, __m512 b) { return _mm512_maskz_unpacklo_ps(0xFFFF, a, b); }
-KEYBLEND_SKIN_INLINE __m512 unpackhi(__m512 a, __m512 b) { return _mm512_maskz_unpackhi_ps(0xFFFF, a, b); }
-template <int Imm>
-KEYBLEND_SKIN_INLINE __m512 shuffle(__m512 a, __m512 b) { return _mm512_maskz_shuffle_ps(0xFFFF, a, b, Imm); }
-template <int Imm>
-KEYBLEND_SKIN_INLINE __m512 shuffle_lanes(__m512 a, __m512 b) { return _mm512_maskz_shuffle_f32x4(0xFFFF, a, b, Imm); }
-/// 128-bit lane J of r.
-template <int J>
-KEYBLEND_SKIN_INLINE __m128 lane(__m512 r) { return _mm512_maskz_extractf32x4_ps(0xFF, r, J); }
 #endif
 
 /// In each 128-bit lane: rows of 4 floats r[0..3] -> x, y, z of the four rows (the w row dropped).
@@ -483,12 +506,6 @@ KEYBLEND_SKIN_INLINE f8 broadcast_lanes<f8>(const unsigned char* p) {
     return {_mm256_broadcast_ps(reinterpret_cast<const __m128*>(p))};
 }
 #endif
-#if KEYBLEND_SKIN_R_AVX512
-template <>
-KEYBLEND_SKIN_INLINE f16 broadcast_lanes<f16>(const unsigned char* p) {
-    return {_mm512_maskz_broadcast_f32x4(0xFFFF, _mm_loadu_ps(reinterpret_cast<const float*>(p)))};
-}
-#endif
 
 /// One vertex's matrix blended in registers, for the lane types that hold a whole 4x4 matrix in
 /// 16 / V::width registers: c[q] = floats q * V::width .. of the blend (column-major). The dynamic
@@ -511,22 +528,48 @@ KEYBLEND_SKIN_INLINE void blend_matrix(const lbs_args& a, std::size_t v, const s
         }
     } else {
         (void)v;
-        // The weights: one 128-bit load (two for K > 4) in every lane, each broadcast by an
-        // in-lane shuffle. FP loads are the scarce resource of the blend (two per cycle on Zen 3
-        // to Zen 5, for a broadcast as for a 512-bit load); shuffles of this kind are not.
+        const bool implied = Implied >= 0 ? Implied == 1 : a.implied;
+        if constexpr (K == 1 && Implied >= 1) {
+            // One influence: the palette matrix itself. Implied, its weight is 1 - 0 (1 * x is x,
+            // bit for bit); stored and Implied 2 (group_mode::packed_scaled), the kernel scales
+            // the transformed vertices instead: 6 multiplies per 8-vertex group, not 16.
+            (void)wp;
+            unroll<parts>([&](auto q) KEYBLEND_SKIN_LAMBDA { c[q] = V::load(a.palette + q * V::width + off[0]); });
+            return;
+        }
+        // The weights. 8-wide, up to 3 slots: each a broadcast load of exactly the stored weights,
+        // which costs a load but no shuffle (loads are the scarcer resource past 3 slots: two
+        // matrix halves per slot). Otherwise one 128-bit load (two for K > 4) in every lane, each
+        // weight broadcast by an in-lane shuffle. (weight_read says how many bytes, for
+        // simd_guard.)
         V w[std::size_t(K)];
-        const V lo = broadcast_lanes<V>(wp);
-        V hi = lo;
-        if constexpr (K > 4) hi = broadcast_lanes<V>(wp + 16);
-        unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            const V src = i < 4 ? lo : hi;
-            w[i] = V{shuffle<(i % 4) * 0x55>(src.v, src.v)};
-        });
-        if (Implied < 0 ? a.implied : Implied == 1) {
-            // 1 - sum of the others, summed in slot order (as read_influences does).
-            V sum = V::set1(0.0f);
-            unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = sum + w[i]; });
-            w[K - 1] = V::set1(1.0f) - sum;
+        if constexpr (V::width == 8 && K <= 3) {
+            unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                float x = 0.0f;
+                if constexpr (i + 1 == K && Implied == 1) return; // computed below, not stored
+                if (i + 1 < K || !implied) std::memcpy(&x, wp + 4 * i, sizeof x);
+                w[i] = V::set1(x);
+            });
+        } else {
+            const V lo = broadcast_lanes<V>(wp);
+            V hi = lo;
+            if constexpr (K > 4) hi = broadcast_lanes<V>(wp + 16);
+            unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                const V src = i < 4 ? lo : hi;
+                w[i] = V{shuffle<(i % 4) * 0x55>(src.v, src.v)};
+            });
+        }
+        if (implied) {
+            // 1 - sum of the others, summed in slot order (as read_influences does, from 0: the
+            // same bits, since 0 + w differs from w only in the sign of a zero w, and then so
+            // does the sum, whose difference from 1 is 1 either way).
+            if constexpr (K == 1) {
+                w[0] = V::set1(1.0f);
+            } else {
+                V sum = w[0];
+                unroll<K - 2>([&](auto i) KEYBLEND_SKIN_LAMBDA { sum = sum + w[i + 1]; });
+                w[K - 1] = V::set1(1.0f) - sum;
+            }
         }
         // One base pointer per part, so that each load folds base + offset * 4 into its address.
         unroll<parts>([&](auto q) KEYBLEND_SKIN_LAMBDA {
@@ -542,7 +585,7 @@ struct lane_ops<f4> {
     using V = f4;
 
     template <class Index>
-    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
+    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast, V::width); }
 
     /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
     template <int K, class Index, group_mode Mode>
@@ -647,7 +690,7 @@ struct lane_ops<f8> {
     using V = f8;
 
     template <class Index>
-    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
+    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast, V::width); }
 
     /// Blends vertices v .. v + 7, four at a time (so the live registers fit AVX2's sixteen), each
     /// four partly transposed (transpose3 within lanes): ua / ub hold columns 0|1 / 2|3 of
@@ -797,195 +840,6 @@ struct lane_ops<f8> {
 };
 #endif
 
-// ---------------------------------------------------------------------------------------------
-// f16: AVX-512. A vertex's 4x4 matrix is one 512-bit register (column c in 128-bit lane c): one
-// load and one FMA per influence, half of AVX2's.
-// ---------------------------------------------------------------------------------------------
-#if KEYBLEND_SKIN_R_AVX512
-
-/// The four 128-bit lanes of four registers, transposed: b[i] lane j <- b[j] lane i.
-KEYBLEND_SKIN_INLINE void transpose_lanes(__m512 (&b)[4]) {
-    const __m512 p0 = shuffle_lanes<_MM_SHUFFLE(1, 0, 1, 0)>(b[0], b[1]);
-    const __m512 p1 = shuffle_lanes<_MM_SHUFFLE(3, 2, 3, 2)>(b[0], b[1]);
-    const __m512 p2 = shuffle_lanes<_MM_SHUFFLE(1, 0, 1, 0)>(b[2], b[3]);
-    const __m512 p3 = shuffle_lanes<_MM_SHUFFLE(3, 2, 3, 2)>(b[2], b[3]);
-    b[0] = shuffle_lanes<_MM_SHUFFLE(2, 0, 2, 0)>(p0, p2);
-    b[1] = shuffle_lanes<_MM_SHUFFLE(3, 1, 3, 1)>(p0, p2);
-    b[2] = shuffle_lanes<_MM_SHUFFLE(2, 0, 2, 0)>(p1, p3);
-    b[3] = shuffle_lanes<_MM_SHUFFLE(3, 1, 3, 1)>(p1, p3);
-}
-
-/// vpermt2ps indices between 16 packed xyz vertices (48 floats, three registers) and x, y, z:
-/// component c of vertex i is float e = 3i + c. Loading, component c takes its e < 32 from the
-/// first two registers (load_a), then keeps those and takes the rest from the third (load_b).
-/// Storing, register q (floats 16q .. 16q + 15) takes x and y first (store_a), then z (store_b).
-struct packed_xyz_indices {
-    alignas(64) std::int32_t load_a[3][16];
-    alignas(64) std::int32_t load_b[3][16];
-    alignas(64) std::int32_t store_a[3][16];
-    alignas(64) std::int32_t store_b[3][16];
-};
-constexpr packed_xyz_indices make_packed_xyz_indices() {
-    packed_xyz_indices t{};
-    for (int c = 0; c < 3; ++c)
-        for (int i = 0; i < 16; ++i) {
-            const int e = 3 * i + c;
-            t.load_a[c][i] = e < 32 ? e : 0;
-            t.load_b[c][i] = e < 32 ? i : e - 16;
-        }
-    for (int q = 0; q < 3; ++q)
-        for (int i = 0; i < 16; ++i) {
-            const int f = 16 * q + i, vertex = f / 3, c = f % 3;
-            t.store_a[q][i] = c == 1 ? 16 + vertex : vertex; // x from the first, y from the second
-            t.store_b[q][i] = c == 2 ? 16 + vertex : i;      // z from the second, x y kept
-        }
-    return t;
-}
-inline constexpr packed_xyz_indices packed_xyz = make_packed_xyz_indices();
-
-KEYBLEND_SKIN_INLINE __m512i index_vector(const std::int32_t (&i)[16]) {
-    return _mm512_load_si512(static_cast<const void*>(i));
-}
-
-template <>
-struct lane_ops<f16> {
-    using V = f16;
-
-    template <class Index>
-    static std::size_t guard(const lbs_args& a, bool fast) { return simd_guard<Index>(a, fast); }
-
-    /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
-    /// Vertices are blended and transposed within lanes four at a time (u[h][r] lane c: row r of
-    /// column c of vertices 4h .. 4h + 3), then the lanes are transposed.
-    template <int K, class Index, group_mode Mode>
-    KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
-        if constexpr (K > 0)
-            if (!group_joints_ok<16, K, Index, Mode>(a, v)) return false;
-        __m512 s[4], u[3][4];
-        for_each_vertex<16, K, Index, Mode>(
-            a, v, [&](auto n, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
-                constexpr int i = decltype(n)::value % 4, h = decltype(n)::value / 4;
-                V c[1];
-                blend_matrix<V, K, Index, implied_of(Mode)>(a, v + std::size_t(n), off, wp, c);
-                s[i] = c[0].v;
-                if constexpr (i == 3) transpose3(s, u[0][h], u[1][h], u[2][h]);
-            });
-        unroll<3>([&](auto r) KEYBLEND_SKIN_LAMBDA {
-            transpose_lanes(u[r]);
-            unroll<4>([&](auto c) KEYBLEND_SKIN_LAMBDA { m[3 * c + r].v = u[r][c]; });
-        });
-        return true;
-    }
-
-    /// 16 bytes of each of sixteen vertices: vertex 4j + i in lane j of r[i].
-    KEYBLEND_SKIN_INLINE static void load_rows(const in_stream& s, std::size_t v, __m512 (&r)[4]) {
-        const unsigned char* p = s.data + v * s.stride;
-        const std::size_t s4 = 4 * s.stride;
-        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            __m512 x = _mm512_castps128_ps512(_mm_loadu_ps(reinterpret_cast<const float*>(p)));
-            x = _mm512_insertf32x4(x, _mm_loadu_ps(reinterpret_cast<const float*>(p + s4)), 1);
-            x = _mm512_insertf32x4(x, _mm_loadu_ps(reinterpret_cast<const float*>(p + 2 * s4)), 2);
-            r[i] = _mm512_insertf32x4(x, _mm_loadu_ps(reinterpret_cast<const float*>(p + 3 * s4)), 3);
-            p += s.stride;
-        });
-    }
-
-    KEYBLEND_SKIN_INLINE static void load3(const in_stream& s, std::size_t v, V& x, V& y, V& z) {
-        switch (s.kind) {
-        case layout::packed: {
-            const float* p = s.at(v);
-            const __m512 l0 = _mm512_loadu_ps(p), l1 = _mm512_loadu_ps(p + 16), l2 = _mm512_loadu_ps(p + 32);
-            V* out[3] = {&x, &y, &z};
-            unroll<3>([&](auto c) KEYBLEND_SKIN_LAMBDA {
-                const __m512 t = _mm512_permutex2var_ps(l0, index_vector(packed_xyz.load_a[c]), l1);
-                out[c]->v = _mm512_permutex2var_ps(t, index_vector(packed_xyz.load_b[c]), l2);
-            });
-            return;
-        }
-        case layout::interleaved: {
-            __m512 r[4];
-            load_rows(s, v, r);
-            transpose3(r, x.v, y.v, z.v);
-            return;
-        }
-        default: return; // planar and general streams: load_xyz
-        }
-    }
-
-    KEYBLEND_SKIN_INLINE static void load4(const in_stream& s, std::size_t v, V& x, V& y, V& z, V& w) {
-        __m512 r[4];
-        if (s.kind == layout::packed) {
-            // Four vertices per register as they lie in memory, their lanes then transposed.
-            const float* p = s.at(v);
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA { r[i] = _mm512_loadu_ps(p + 16 * i); });
-            transpose_lanes(r);
-        } else {
-            load_rows(s, v, r);
-        }
-        transpose4(r);
-        x.v = r[0];
-        y.v = r[1];
-        z.v = r[2];
-        w.v = r[3];
-    }
-
-    /// Non-temporal stores 64 bytes at a time (a whole cache line), 64-byte aligned (run_lbs
-    /// arranges it).
-    KEYBLEND_SKIN_INLINE static void put(const out_stream& s, float* p, __m512 r) {
-        if (s.streaming)
-            _mm512_stream_ps(p, r);
-        else
-            _mm512_storeu_ps(p, r);
-    }
-
-    KEYBLEND_SKIN_INLINE static void store3(const out_stream& s, std::size_t v, V x, V y, V z) {
-        switch (s.kind) {
-        case layout::packed: {
-            float* p = s.at(v);
-            unroll<3>([&](auto q) KEYBLEND_SKIN_LAMBDA {
-                const __m512 t = _mm512_permutex2var_ps(x.v, index_vector(packed_xyz.store_a[q]), y.v);
-                put(s, p + 16 * q, _mm512_permutex2var_ps(t, index_vector(packed_xyz.store_b[q]), z.v));
-            });
-            return;
-        }
-        case layout::interleaved: {
-            // Exactly 12 bytes per vertex (masked stores): what follows xyz is not ours.
-            __m512 r[4];
-            rows_of(x.v, y.v, z.v, r);
-            unsigned char* p = s.data + v * s.stride;
-            const std::size_t s4 = 4 * s.stride;
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-                unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA {
-                    _mm_mask_storeu_ps(reinterpret_cast<float*>(p + j * s4), 0x7, lane<j>(r[i]));
-                });
-                p += s.stride;
-            });
-            return;
-        }
-        default: return; // planar and general streams: store_xyz
-        }
-    }
-
-    KEYBLEND_SKIN_INLINE static void store4(const out_stream& s, std::size_t v, V x, V y, V z, V w) {
-        __m512 r[4] = {x.v, y.v, z.v, w.v};
-        transpose4(r);
-        if (s.kind == layout::packed) {
-            transpose_lanes(r);
-            float* p = s.at(v);
-            unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA { _mm512_storeu_ps(p + 16 * i, r[i]); });
-            return;
-        }
-        unsigned char* p = s.data + v * s.stride;
-        const std::size_t s4 = 4 * s.stride;
-        unroll<4>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-            unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA {
-                _mm_storeu_ps(reinterpret_cast<float*>(p + j * s4), lane<j>(r[i]));
-            });
-            p += s.stride;
-        });
-    }
-};
-#endif
 
 // ---------------------------------------------------------------------------------------------
 // The kernel
@@ -1092,30 +946,47 @@ constexpr bool has_tangents(int streams) { return streams < 0 || (streams & 4) !
 
 /// transform_any for lbs_args::simple jobs (every stream packed, normals by the palette): the
 /// streams' layout made a constant, so that only the packed code is compiled into the kernel.
-template <class V, int Streams>
-KEYBLEND_SKIN_INLINE void transform_simple(const lbs_args& a, std::size_t v, const V (&m)[12]) {
+/// Multiplies by s when Scaled (group_mode::packed_scaled), else returns x.
+template <bool Scaled, class V>
+KEYBLEND_SKIN_INLINE V scaled(V x, V s) {
+    if constexpr (Scaled)
+        return x * s;
+    else
+        return x;
+}
+
+template <class V, int Streams, bool Scaled = false>
+KEYBLEND_SKIN_INLINE void transform_simple(const lbs_args& a, std::size_t v, const V (&m)[12], V scale = V{}) {
     V x, y, z, w;
-    const auto in = [](in_stream s) KEYBLEND_SKIN_LAMBDA {
+    // Packed: the layout and the strides are constants (addresses in one lea, no multiply).
+    const auto in = [](in_stream s, std::size_t components) KEYBLEND_SKIN_LAMBDA {
         s.kind = layout::packed;
+        s.stride = components * sizeof(float);
+        s.cs = sizeof(float);
         return s;
     };
-    const auto out = [](out_stream s) KEYBLEND_SKIN_LAMBDA {
+    const auto out = [](out_stream s, std::size_t components) KEYBLEND_SKIN_LAMBDA {
         s.kind = layout::packed;
+        s.stride = components * sizeof(float);
+        s.cs = sizeof(float);
         return s;
     };
-    lane_ops<V>::load3(in(a.pos), v, x, y, z);
-    lane_ops<V>::store3(out(a.out_pos), v, fmadd(m[0], x, fmadd(m[3], y, fmadd(m[6], z, m[9]))),
-                        fmadd(m[1], x, fmadd(m[4], y, fmadd(m[7], z, m[10]))),
-                        fmadd(m[2], x, fmadd(m[5], y, fmadd(m[8], z, m[11]))));
+    (void)scale;
+    lane_ops<V>::load3(in(a.pos, 3), v, x, y, z);
+    lane_ops<V>::store3(out(a.out_pos, 3), v, scaled<Scaled>(fmadd(m[0], x, fmadd(m[3], y, fmadd(m[6], z, m[9]))), scale),
+                        scaled<Scaled>(fmadd(m[1], x, fmadd(m[4], y, fmadd(m[7], z, m[10]))), scale),
+                        scaled<Scaled>(fmadd(m[2], x, fmadd(m[5], y, fmadd(m[8], z, m[11]))), scale));
     if (has_normals(Streams) && (Streams >= 0 || a.nrm.data)) {
-        lane_ops<V>::load3(in(a.nrm), v, x, y, z);
-        lane_ops<V>::store3(out(a.out_nrm), v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)),
-                            fmadd(m[1], x, fmadd(m[4], y, m[7] * z)), fmadd(m[2], x, fmadd(m[5], y, m[8] * z)));
+        lane_ops<V>::load3(in(a.nrm, 3), v, x, y, z);
+        lane_ops<V>::store3(out(a.out_nrm, 3), v, scaled<Scaled>(fmadd(m[0], x, fmadd(m[3], y, m[6] * z)), scale),
+                            scaled<Scaled>(fmadd(m[1], x, fmadd(m[4], y, m[7] * z)), scale),
+                            scaled<Scaled>(fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), scale));
     }
     if (has_tangents(Streams) && (Streams >= 0 || a.tan.data)) {
-        lane_ops<V>::load4(in(a.tan), v, x, y, z, w);
-        lane_ops<V>::store4(out(a.out_tan), v, fmadd(m[0], x, fmadd(m[3], y, m[6] * z)),
-                            fmadd(m[1], x, fmadd(m[4], y, m[7] * z)), fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), w);
+        lane_ops<V>::load4(in(a.tan, 4), v, x, y, z, w);
+        lane_ops<V>::store4(out(a.out_tan, 4), v, scaled<Scaled>(fmadd(m[0], x, fmadd(m[3], y, m[6] * z)), scale),
+                            scaled<Scaled>(fmadd(m[1], x, fmadd(m[4], y, m[7] * z)), scale),
+                            scaled<Scaled>(fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), scale), w);
     }
 }
 
@@ -1159,8 +1030,26 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
             lbs_group_clamped<V, Index>(a, v);
             continue;
         }
-        transform_group<V, Streams>(a, v, m);
+        if constexpr (Mode == group_mode::packed_scaled) {
+            // w (M v) for (w M) v (the same within rounding): the group's weights in one load.
+            transform_simple<V, Streams, true>(a, v, m, V::load(reinterpret_cast<const float*>(a.weights) + v));
+        } else {
+            transform_group<V, Streams>(a, v, m);
+        }
     }
+}
+
+/// The packed mode's kernel: for one slot, 8 wide, with the job's streams simple (lbs_args::scaled),
+/// group_mode::packed_scaled.
+template <class V, int K, class Index, int Streams>
+void lbs_packed(const lbs_args& a, std::size_t begin, std::size_t end) {
+    if constexpr (K == 1 && V::width == 8) {
+        if (a.scaled) {
+            lbs_kernel<V, K, Index, group_mode::packed_scaled, Streams>(a, begin, end);
+            return;
+        }
+    }
+    lbs_kernel<V, K, Index, group_mode::packed, Streams>(a, begin, end);
 }
 
 /// The fast path's kernel for this job's layout (chosen once per run). Implied: -1 when the job
@@ -1172,7 +1061,7 @@ template <class V, int K, class Index, int Implied, int Streams>
 void lbs_modes(const lbs_args& a, std::size_t begin, std::size_t end) {
     const group_mode mode = mode_for<K, Index>(a);
     if (Implied != 1 && mode == group_mode::packed)
-        lbs_kernel<V, K, Index, group_mode::packed, Streams>(a, begin, end);
+        lbs_packed<V, K, Index, Streams>(a, begin, end);
     else if (Implied != 0 && mode == group_mode::packed_implied)
         lbs_kernel<V, K, Index, group_mode::packed_implied, Streams>(a, begin, end);
     else if constexpr (K > 4 && Implied < 0 && Streams < 0)
@@ -1347,13 +1236,11 @@ KEYBLEND_SKIN_NOINLINE void lbs_bounce(const lbs_args& a, std::size_t v, std::si
     b.simple = !a.inverse_transpose;
     if constexpr (Implied == 1) {
         lbs_kernel<V, K, Index, group_mode::packed_implied, Streams>(b, 0, W);
-    } else if constexpr (Implied == 0) {
-        lbs_kernel<V, K, Index, group_mode::packed, Streams>(b, 0, W);
     } else {
-        if (a.implied)
+        if (Implied < 0 && a.implied)
             lbs_kernel<V, K, Index, group_mode::packed_implied, Streams>(b, 0, W);
         else
-            lbs_kernel<V, K, Index, group_mode::packed, Streams>(b, 0, W);
+            lbs_packed<V, K, Index, Streams>(b, 0, W);
     }
     for (std::size_t i = 0; i < count; ++i) {
         for (std::size_t c = 0; c < 3; ++c) *a.out_pos.at(v + i, c) = pout[3 * i + c];
@@ -1392,11 +1279,25 @@ void lbs_bounce_range(const lbs_args& a, std::size_t k, std::size_t begin, std::
 /// alignment costs is worth more than aligned loads.
 inline constexpr std::size_t align_from_groups = 16;
 
+/// True when an output is the very memory of its input (in-place skinning): vertices written cannot
+/// be skinned again.
+KEYBLEND_SKIN_INLINE bool in_place(const lbs_args& a) {
+    return a.out_pos.data == a.pos.data || (a.nrm.data && a.out_nrm.data == a.nrm.data) ||
+           (a.tan.data && a.out_tan.data == a.tan.data);
+}
+
 /// Skins [begin, end) of a mesh of n vertices with lane type V. K > 0: a fixed_skinning run (K
 /// slots, Implied 0 or 1, Streams), whose job was checked to agree; K = 0: any job. On the fast
 /// path (fast_path, and no per-vertex counts with an implied weight) every vertex goes through the
-/// SIMD kernels, the partial groups through lbs_bounce; otherwise (influences with component
-/// strides, counts with an implied weight) the dynamic SIMD kernel and the scalar one.
+/// SIMD kernels; otherwise (influences with component strides, counts with an implied weight) the
+/// dynamic SIMD kernel and the scalar one.
+///
+/// The fast path's partial groups (the vertices before the first aligned group, after the last
+/// whole one): out of place, in a range of at least one group, one more group each that overlaps
+/// its neighbour, run first (the neighbour then writes the vertices they share, with the slots it
+/// blends; every vertex's bits depend only on its own data and slot count). In place (a vertex
+/// written cannot be read again) or in shorter ranges, and for the last vertices of the mesh that
+/// the loads must not pass (guard), through a stack copy of one group (lbs_bounce), at full K.
 template <class V, class Index, int K = 0, int Implied = -1, int Streams = -1>
 void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n) {
     lbs_args a = args;
@@ -1425,16 +1326,37 @@ void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size
             // Counts (stored weights only: checked) are not needed: slots past a vertex's count
             // hold weight 0.
             a.counts = nullptr;
-            lbs_bounce_range<V, Index, K, Implied, Streams>(a, K, begin, start);
+        }
+        // The partial groups at full K, with ordinary stores (they need not be aligned).
+        lbs_args whole = a;
+        whole.counts = nullptr;
+        whole.out_pos.streaming = whole.out_nrm.streaming = false;
+        const bool overlap = stop >= begin + W && !in_place(a);
+        const auto partial = [&](std::size_t from, std::size_t to, std::size_t group) {
+            if (from >= to) return;
+            if constexpr (K > 0) {
+                if (overlap)
+                    lbs_modes<V, K, Index, Implied, Streams>(whole, group, group + W);
+                else
+                    lbs_bounce_range<V, Index, K, Implied, Streams>(whole, K, from, to);
+            } else {
+                if (overlap)
+                    lbs_slots<V, Index>(whole, a.k, group, group + W);
+                else
+                    lbs_bounce_range<V, Index, 0, -1, -1>(whole, a.k, from, to);
+            }
+        };
+        partial(begin, start, begin);
+        partial(simd_end, stop, stop >= W ? stop - W : 0);
+        if constexpr (K > 0) {
             lbs_modes<V, K, Index, Implied, Streams>(a, start, simd_end);
-            lbs_bounce_range<V, Index, K, Implied, Streams>(a, K, simd_end, end);
+            if (stop < end) lbs_bounce_range<V, Index, K, Implied, Streams>(whole, K, stop, end);
         } else {
-            lbs_bounce_range<V, Index, 0, -1, -1>(a, a.k, begin, start);
             if (a.counts)
                 lbs_counted<V, Index>(a, start, simd_end);
             else
                 lbs_slots<V, Index>(a, a.k, start, simd_end);
-            lbs_bounce_range<V, Index, 0, -1, -1>(a, a.k, simd_end, end);
+            if (stop < end) lbs_bounce_range<V, Index, 0, -1, -1>(whole, a.k, stop, end);
         }
     }
 }

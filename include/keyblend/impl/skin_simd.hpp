@@ -102,6 +102,10 @@ struct lbs_args {
     /// Every stream given is packed (std::vector<glm::vec3> / glm::vec4 arrays) and normals go by
     /// the palette: the kernels' inline transform. Other layouts take an out-of-line one.
     bool simple = false;
+    /// The job's `simple`, kept when a stack copy of a few vertices (lbs_bounce) makes `simple`
+    /// true: one-slot packed jobs whose streams are simple scale the transformed vertices by the
+    /// weight (group_mode::packed_scaled), and every vertex of a job takes the same arithmetic.
+    bool scaled = false;
 };
 
 /// How the SIMD groups of a kernel read their influences.
@@ -112,6 +116,8 @@ enum class group_mode {
     packed,         ///< the loader's layout (K joints, K weights per vertex, vertex after vertex),
                     ///< checked like strided: constant strides, no clamps
     packed_implied, ///< the same with K - 1 weights per vertex (last_weight::implied)
+    packed_scaled,  ///< packed, one stored weight, packed streams, 8 wide: the palette matrix
+                    ///< unweighted, the transformed vertices scaled by the weight instead
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -171,13 +177,13 @@ KEYBLEND_SKIN_INLINE std::size_t tail_guard(std::size_t read, std::size_t used, 
 /// then read weights unconditionally, without a test per vertex.
 alignas(32) inline constexpr float no_weights[8] = {};
 
-/// Bytes the fast path reads from one vertex's joints when it extracts them vertex by vertex
-/// (whole 64-bit words), and from one vertex's weights.
-template <class Index>
-constexpr std::size_t joint_read(std::size_t k) {
-    return 8 * ((k * sizeof(Index) + 7) / 8);
+/// Bytes the fast path reads from one vertex's weights with V::width lanes: the 8-wide kernels
+/// broadcast up to 3 weights one by one (exactly what is stored), the others read 16 bytes (32
+/// for more than 4 slots) and broadcast them by shuffles.
+constexpr std::size_t weight_read(std::size_t width, std::size_t k, std::size_t stored) {
+    if (width == 8 && k <= 3) return stored * sizeof(float);
+    return k <= 4 ? 16 : 32;
 }
-constexpr std::size_t weight_read(std::size_t k) { return k <= 4 ? 16 : 32; }
 
 /// True when the job's influences can take the fast path (with per-vertex counts: lbs_counted).
 template <class Index>
@@ -186,11 +192,17 @@ KEYBLEND_SKIN_INLINE bool fast_path(const lbs_args& a) {
 }
 
 
-/// What a mode says about the implied weight: 1 implied, 0 not, -1 ask the job.
+/// What a mode says about the weights: 1 the last implied, 0 stored, -1 ask the job, 2 stored but
+/// left out of the blend (packed_scaled).
 constexpr int implied_of(group_mode m) {
-    return m == group_mode::packed_implied ? 1 : m == group_mode::packed ? 0 : -1;
+    return m == group_mode::packed_implied  ? 1
+           : m == group_mode::packed        ? 0
+           : m == group_mode::packed_scaled ? 2
+                                            : -1;
 }
-constexpr bool packed(group_mode m) { return m == group_mode::packed || m == group_mode::packed_implied; }
+constexpr bool packed(group_mode m) {
+    return m == group_mode::packed || m == group_mode::packed_implied || m == group_mode::packed_scaled;
+}
 
 /// True when the joints are one array of at most 8 slots per vertex, so a group's indices are one
 /// region group_in_range can check (with the slots between vertices, which must then be within
@@ -212,20 +224,17 @@ KEYBLEND_SKIN_INLINE group_mode mode_for(const lbs_args& a) {
 
 /// The over-read guard of the SIMD lane types: joints and weights on the fast path, and 16-byte
 /// loads of interleaved xyz streams.
+/// (The joints are read exactly, vertex by vertex; group_in_range reads each vertex's whole stride
+/// of slots.)
 template <class Index>
-KEYBLEND_SKIN_INLINE std::size_t simd_guard(const lbs_args& a, bool fast) {
+KEYBLEND_SKIN_INLINE std::size_t simd_guard(const lbs_args& a, bool fast, std::size_t width) {
     std::size_t g = 0;
     std::size_t x = 0;
     if (fast) {
-        g = tail_guard(joint_read<Index>(a.k), a.k * sizeof(Index), a.joint_stride);
-        // group_in_range reads each vertex's whole stride of slots.
-        if (joints_checkable<Index>(a)) {
-            x = tail_guard(a.joint_stride, a.k * sizeof(Index), a.joint_stride);
-            g = x > g ? x : g;
-        }
+        if (joints_checkable<Index>(a)) g = tail_guard(a.joint_stride, a.k * sizeof(Index), a.joint_stride);
         const std::size_t stored = a.implied ? a.k - 1 : a.k;
         if (stored) {
-            x = tail_guard(weight_read(a.k), stored * sizeof(float), a.weight_stride);
+            x = tail_guard(weight_read(width, a.k, stored), stored * sizeof(float), a.weight_stride);
             g = x > g ? x : g;
         }
     }
