@@ -312,7 +312,7 @@ struct abi_tag;
 /// to [0, k] (on data validate() rejects - a count of 0, a non-zero weight past a vertex's count -
 /// the paths may give different results, all inside memory); NaN weights give NaN output.
 /// Nothing allocates. SIMD unless KEYBLEND_NO_INTRINSICS: the kernels of skinning_isa(), AVX-512
-/// F/VL/BW/DQ (16 vertices a step), AVX2 + FMA (8) or SSE2 (4), chosen at compile time (the
+/// F/VL/BW/DQ or AVX2 + FMA (8 vertices a step) or SSE2 (4), chosen at compile time (the
 /// widest the compiler targets) or with KEYBLEND_RUNTIME_DISPATCH at run time; results equal the
 /// scalar path within float rounding (1e-5 relative), and the same kernels give the same bits in
 /// a static and a dispatch build. skin_parallel gives the same bits as run() for any task count.
