@@ -48,7 +48,7 @@ fi
 target_of() {
   case "$1" in
     skin_configured) echo "3 300" ;;
-    pipeline_configured) echo "8 -" ;;
+    pipeline_configured|pipeline_io_library) echo "8 -" ;;
     *) echo "- -" ;;
   esac
 }

@@ -102,7 +102,9 @@ strided_span<const T> member_span(const std::vector<S>& v, T S::*member);
 /// joint_of_bone.size); with a loader's `std::vector<bone>` use member_span, with a vector of
 /// indices make_span(v, 1) (spans over const or non-const data both work). JointIndex is any
 /// integer type; a negative or too large joint is an error. `model` has `model_count` matrices
-/// (the pose's joints).
+/// (the pose's joints). Any 4x4 matrices (not only affine ones); the product is computed with SSE
+/// where available, in glm's order of operations, and equals glm's `model * offset` within float
+/// rounding (not always bit for bit: the compiler may contract either into fused multiply-adds).
 ///
 /// Errors (the message names the bone; error::index is the bone):
 /// - errc::size_mismatch: offset.size != joint_of_bone.size, or palette_count < joint_of_bone.size;
