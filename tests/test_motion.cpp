@@ -111,7 +111,11 @@ TEST_CASE("extract_root_motion: the in-place clip under the motion is the origin
         {"rotated, scaled, moved", to_matrix(transform{{1, 2, 3}, tilt, glm::vec3(2.5f)})},
         {"mirrored", to_matrix(transform{{0, 0.5f, 0}, glm::angleAxis(0.4f, glm::vec3(0, 1, 0)), glm::vec3(-1, 1, 1)})},
     };
-    for (const auto& [what, parent] : parents) {
+    for (const auto& entry : parents) {
+        // (Named copies, not structured bindings: clang 14 lets no lambda, CAPTURE's included,
+        // refer to a binding.)
+        const char* const what = entry.first;
+        const glm::mat4& parent = entry.second;
         for (motion_translation mt : {motion_translation::none, motion_translation::horizontal, motion_translation::all})
             for (motion_rotation mr : {motion_rotation::none, motion_rotation::yaw, motion_rotation::all})
                 for (motion_reference ref : {motion_reference::bind_pose, motion_reference::first_frame}) {

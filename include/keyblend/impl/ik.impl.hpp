@@ -88,8 +88,12 @@ inline two_bone_solution solve_two_bone(const glm::mat4& start_model, const glm:
         // without trigonometry. (At full extension or fully folded, exactly.)
         const float inv_r = 1.0f / r, half_inv_r = 0.5f * inv_r;
         const float k = d >= chain ? 1.0f : d <= shortest ? -1.0f : std::min(std::max((d * d - k0) * half_inv_r, -1.0f), 1.0f);
+        // The target's distance is one the hinge makes when its cosine is in [-1, 1], up to a
+        // slack that moves the end by at most 2e-6 of the chain: a slack on the cosine moves it by
+        // r / dt times as much, without bound as the chain folds.
         const float k_target = (dt * dt - k0) * half_inv_r;
-        in_range = k_target >= -1.0f - 1e-5f && k_target <= 1.0f + 1e-5f;
+        const float k_slack = 2e-6f * chain * dt * inv_r;
+        in_range = k_target >= -1.0f - k_slack && k_target <= 1.0f + k_slack;
         const float c0 = ca * inv_r, s0 = cb * inv_r, sk = std::sqrt(std::max((1.0f - k) * (1.0f + k), 0.0f));
         cos_phi = c0 * k - s0 * sk;
         sin_phi = s0 * k + c0 * sk;
