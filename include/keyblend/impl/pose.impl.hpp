@@ -260,17 +260,17 @@ void local_to_model_range(const skeleton& s, const local_pose& local, std::size_
 /// the function in the message.
 inline status check_hierarchy_buffers(const char* what, const skeleton& s, std::size_t local_size,
                                       bool local_null, bool model_null, std::size_t model_count) {
-    const std::string name(what);
     if (local_size != s.size())
-        return make_error(errc::size_mismatch, name + ": the local pose has " + std::to_string(local_size) +
-                                                   " joints, the skeleton " + std::to_string(s.size()));
+        return make_error(errc::size_mismatch, std::string(what) + ": the local pose has " +
+                                                   std::to_string(local_size) + " joints, the skeleton " +
+                                                   std::to_string(s.size()));
     if (model_count < s.size())
-        return make_error(errc::size_mismatch, name + ": room for " + std::to_string(model_count) +
-                                                   " model matrices, the skeleton has " +
+        return make_error(errc::size_mismatch, std::string(what) + ": room for " +
+                                                   std::to_string(model_count) + " model matrices, the skeleton has " +
                                                    std::to_string(s.size()) + " joints");
     if (s.size() && (model_null || local_null))
-        return make_error(errc::invalid_argument, name + (model_null ? ": the model matrices are null"
-                                                                     : ": the local matrices are null"));
+        return make_error(errc::invalid_argument, std::string(what) + (model_null ? ": the model matrices are null"
+                                                                                 : ": the local matrices are null"));
     return {};
 }
 
