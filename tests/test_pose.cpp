@@ -149,6 +149,148 @@ TEST_CASE("local_to_model equals GLM's parent * T*R*S, on every lane path") {
     }
 }
 
+namespace {
+
+// Skeletons shaped like the ones local_to_model's SIMD path splits (impl::model_schedule): long
+// chains, a root with two long chains, a character (spine, limbs, fingers), several trees. Each
+// is given as parents in pre-order.
+std::vector<joint_index> chain_parents(std::size_t n) {
+    std::vector<joint_index> p(n);
+    for (std::size_t j = 0; j < n; ++j) p[j] = joint_index(j) - 1;
+    return p;
+}
+
+std::vector<joint_index> two_chains(std::size_t each) {
+    std::vector<joint_index> p{-1};
+    for (std::size_t c = 0; c < 2; ++c)
+        for (std::size_t i = 0; i < each; ++i) p.push_back(i == 0 ? 0 : joint_index(p.size()) - 1);
+    return p;
+}
+
+std::vector<joint_index> character() {
+    std::vector<joint_index> p{-1};
+    const auto chain = [&p](joint_index from, std::size_t n) {
+        joint_index at = from;
+        for (std::size_t i = 0; i < n; ++i) {
+            p.push_back(at);
+            at = joint_index(p.size()) - 1;
+        }
+        return at;
+    };
+    const joint_index spine = chain(0, 6);
+    chain(spine, 3); // neck, head, jaw
+    for (int side = 0; side < 2; ++side) {
+        const joint_index hand = chain(spine, 4);
+        for (int finger = 0; finger < 5; ++finger) chain(hand, 3);
+    }
+    for (int side = 0; side < 2; ++side) chain(0, 5); // legs
+    return p;
+}
+
+std::vector<joint_index> forest(std::size_t trees, std::size_t each) {
+    std::vector<joint_index> p;
+    for (std::size_t t = 0; t < trees; ++t) {
+        const joint_index root = joint_index(p.size());
+        p.push_back(-1);
+        for (std::size_t i = 1; i < each; ++i) p.push_back(i % 7 == 1 ? root : joint_index(p.size()) - 1);
+    }
+    return p;
+}
+
+skeleton from_parent_list(const std::vector<joint_index>& parents) {
+    std::vector<joint_desc> in(parents.size());
+    for (std::size_t j = 0; j < parents.size(); ++j) {
+        in[j].name = "j" + std::to_string(j);
+        in[j].parent = parents[j];
+    }
+    return skeleton::from_parents(in).value();
+}
+
+// Rigid local transforms: chains hundreds of joints long keep their magnitude.
+local_pose rigid_pose(std::size_t n, std::uint32_t seed) {
+    kbtest::rng r(seed);
+    local_pose p(n);
+    for (std::size_t j = 0; j < n; ++j) p.set(j, transform{r.vec3(-1, 1), r.rotation(), glm::vec3(1)});
+    return p;
+}
+
+} // namespace
+
+TEST_CASE("local_to_model's two runs: each window splits where no joint of one run needs the other") {
+    std::vector<std::vector<joint_index>> shapes{chain_parents(1), chain_parents(300), two_chains(150),
+                                                 two_chains(50),   two_chains(3),      character(),
+                                                 forest(5, 40),    forest(40, 7)};
+    for (std::size_t n : {9u, 67u, 200u, 400u}) shapes.push_back(random_skeleton(n, std::uint32_t(n) + 3).parents());
+    for (const auto& parents : shapes) {
+        const skeleton s = from_parent_list(parents);
+        CAPTURE(s.size());
+        // The whole skeleton (the split kept in the skeleton) and sub-ranges (computed per call).
+        std::vector<std::pair<std::size_t, std::size_t>> ranges;
+        for (std::size_t w = 0; w < s.size(); w += impl::model_window_joints)
+            ranges.emplace_back(w, std::min(s.size(), w + impl::model_window_joints));
+        for (std::size_t j = 0; j < s.size(); j += 1 + s.size() / 7) ranges.emplace_back(j, s.subtree_end(j));
+        for (const auto& [begin, end] : ranges) {
+            const impl::model_split m = impl::model_schedule::split(s, begin, end);
+            CAPTURE(begin);
+            CAPTURE(end);
+            REQUIRE(begin <= m.first);
+            REQUIRE(m.first <= m.middle);
+            REQUIRE(m.middle <= end);
+            for (std::size_t j = m.middle; j < end; ++j) {
+                const joint_index p = s.parent(j);
+                CHECK((p < 0 || std::size_t(p) >= m.middle || std::size_t(p) < m.first));
+            }
+            if (begin % impl::model_window_joints == 0 && end == std::min(s.size(), begin + impl::model_window_joints)) {
+                const impl::model_split kept = impl::model_schedule::full_range(s, begin / impl::model_window_joints);
+                CHECK(kept.first == m.first);
+                CHECK(kept.middle == m.middle);
+            }
+        }
+        // Where the two runs are: under the root, each chain its own (one window); the second
+        // window of two longer chains starts inside the first chain and ends inside the second.
+        if (parents == two_chains(50)) {
+            CHECK(impl::model_schedule::full_range(s, 0).first == 1);
+            CHECK(impl::model_schedule::full_range(s, 0).middle == 51);
+        }
+        if (parents == two_chains(150)) {
+            CHECK(impl::model_schedule::full_range(s, 0).first == 128); // one chain: no split
+            CHECK(impl::model_schedule::full_range(s, 1).first == 128);
+            CHECK(impl::model_schedule::full_range(s, 1).middle == 151);
+        }
+
+        const local_pose pose = rigid_pose(s.size(), std::uint32_t(s.size()));
+        const glm::mat4 root = glm::translate(glm::mat4(1), glm::vec3(0.5f, -1, 2));
+        std::vector<glm::mat4> fast, scalar(s.size());
+        local_to_model(s, pose, fast, root);
+        impl::local_to_model_range<impl::lanes::f1>(s, pose, 0, s.size(), nullptr, root, scalar.data());
+        const std::vector<glm::mat4> ref = reference_model(s, pose, root);
+        float worst = 0, worst_ref = 0;
+        for (std::size_t j = 0; j < s.size(); ++j) {
+            worst = std::max(worst, relative_error(fast[j], scalar[j]));
+            worst_ref = std::max(worst_ref, relative_error(fast[j], ref[j]));
+        }
+        CHECK(worst < 2e-5f);
+        CHECK(worst_ref < 2e-5f);
+        // Every sub-tree again, alone: the same bits as the whole (each joint's product is the
+        // same whichever run computes it).
+        for (std::size_t joint = 0; joint < s.size(); joint += 1 + s.size() / 5) {
+            std::vector<glm::mat4> model = fast;
+            for (std::size_t j = joint; j < s.subtree_end(joint); ++j) model[j] = glm::mat4(0.0f);
+            if (s.parent(joint) < 0)
+                local_to_model_subtree(s, joint, pose, root, model);
+            else
+                local_to_model_subtree(s, joint, pose, model);
+            for (std::size_t j = 0; j < s.size(); ++j) {
+#if defined(__FAST_MATH__)
+                CHECK(relative_error(model[j], fast[j]) < 1e-6f); // see kbtest::same_computation
+#else
+                CHECK(bit_equal(model[j], fast[j]));
+#endif
+            }
+        }
+    }
+}
+
 TEST_CASE("local_to_model from local matrices: the seeds' UpdateHierarchy") {
     const skeleton s = random_skeleton(30, 8);
     const local_pose p = random_pose(30, 9);

@@ -29,6 +29,7 @@ namespace keyblend {
 
 namespace impl {
 struct skeleton_builder;
+struct model_schedule;
 } // namespace impl
 
 /// A parent index: the index of the parent joint, or `no_parent` for a root.
@@ -151,6 +152,7 @@ public:
 
 private:
     friend struct impl::skeleton_builder;
+    friend struct impl::model_schedule;
 
     std::vector<std::string> names_;
     std::vector<joint_index> parents_;
@@ -162,6 +164,8 @@ private:
     std::vector<std::size_t> joint_of_source_;
     std::vector<std::size_t> source_of_joint_;
     std::vector<joint_index> by_name_; // joint indices sorted by name, for find()
+    // local_to_model's two independent runs of each window of joints (impl::model_schedule).
+    std::vector<std::uint32_t> model_runs_;
 };
 
 } // namespace keyblend

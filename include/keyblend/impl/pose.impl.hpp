@@ -212,6 +212,72 @@ inline columns4 mul_affine_sse(const columns4& parent, const float (*l)[pose_lan
 }
 #endif
 
+/// One step of a run of local_to_model_range: joint j (not the range's first) from its parent's
+/// model matrix: `previous` (the joint before, still in registers) when that is its parent, else
+/// the matrix in memory, or `root`. `affine` holds the local matrices of blocks from joint `base`
+/// on (a multiple of pose_lane_block).
+inline columns4 model_step(const joint_index* parents, std::size_t j, const columns4& previous,
+                           const float (*affine)[12][pose_lane_block], std::size_t base, const glm::mat4& root,
+                           glm::mat4* model) {
+    const joint_index p = parents[j];
+    columns4 parent = previous;
+    if (p < 0) parent = load_columns(&root[0][0]);
+    else if (static_cast<std::size_t>(p) + 1 != j) parent = load_columns(&model[static_cast<std::size_t>(p)][0][0]);
+    return mul_affine_sse(parent, affine[(j - base) / pose_lane_block], j % pose_lane_block, &model[j][0][0]);
+}
+
+/// local_to_model_range's SIMD path (same arguments). One joint after the other, each waits for
+/// its parent's product (mul + 2 FMAs, 11 cycles on Zen 4) and the multiply pipes idle half the
+/// time. So the joints go by windows of model_window_joints: the window's local matrices first (a
+/// product that read a store made just before would wait for it), then its joints in two runs
+/// that do not depend on each other (impl::model_schedule: for a character, the sub-trees under
+/// the pelvis or the spine), a joint of each in turn, whose chains overlap. Each joint's product
+/// is the same whichever run computes it: a sub-tree computed alone gives the same bits.
+template <class V>
+void local_to_model_runs(const skeleton& s, const local_pose& local, std::size_t begin, std::size_t end,
+                         const glm::mat4* first_parent, const glm::mat4& root, glm::mat4* model) {
+    const joint_index* parents = s.parents().data();
+    constexpr std::size_t window_blocks = model_window_joints / pose_lane_block;
+    alignas(64) float buffer[window_blocks][12][pose_lane_block];
+    const bool whole = begin == 0 && end == s.size();
+    for (std::size_t window = begin; window < end;) {
+        const std::size_t base = window / pose_lane_block * pose_lane_block;
+        const std::size_t window_end = std::min(end, base + model_window_joints);
+        for (std::size_t block = base; block < window_end; block += pose_lane_block)
+            for (std::size_t lane = 0; lane < pose_lane_block; lane += V::width)
+                trs_to_affine<V>(local, block, lane, buffer[(block - base) / pose_lane_block]);
+        std::size_t j = window;
+        columns4 a;
+        if (window == begin) {
+            // The range's first joint: its parent is *first_parent when given.
+            const joint_index p = parents[j];
+            const glm::mat4& parent = first_parent ? *first_parent
+                                      : p < 0      ? root
+                                                   : model[static_cast<std::size_t>(p)];
+            a = mul_affine_sse(load_columns(&parent[0][0]), buffer[(j - base) / pose_lane_block], j % pose_lane_block,
+                               &model[j][0][0]);
+            ++j;
+        } else {
+            a = load_columns(&model[window - 1][0][0]);
+        }
+        const model_split split =
+            whole ? model_schedule::full_range(s, window / model_window_joints) : model_schedule::split(s, window, window_end);
+        for (; j < split.first; ++j) a = model_step(parents, j, a, buffer, base, root, model);
+        // Run b's first joint's parent is before `first`: the joint before it only when run a is
+        // empty, and then that is the joint `a` holds.
+        columns4 b = a;
+        std::size_t k = std::max(split.middle, j);
+        const std::size_t pairs = std::min(split.middle - std::min(j, split.middle), window_end - k);
+        for (std::size_t i = 0; i < pairs; ++i, ++j, ++k) {
+            a = model_step(parents, j, a, buffer, base, root, model);
+            b = model_step(parents, k, b, buffer, base, root, model);
+        }
+        for (; j < split.middle; ++j) a = model_step(parents, j, a, buffer, base, root, model);
+        for (; k < window_end; ++k) b = model_step(parents, k, b, buffer, base, root, model);
+        window = window_end;
+    }
+}
+
 /// Model matrices of joints [begin, end). The parent of `begin` is `*first_parent` when given;
 /// otherwise (and for every other joint) model[parent], or `root` for a root.
 template <class V>
@@ -223,7 +289,10 @@ void local_to_model_range(const skeleton& s, const local_pose& local, std::size_
     const glm::mat4 root_copy = root;
     glm::mat4 first_copy = first_parent ? *first_parent : root;
 #if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-    columns4 previous{}; // the model matrix of joint j - 1, while computing joint j
+    if (V::width > 1) {
+        local_to_model_runs<V>(s, local, begin, end, first_parent ? &first_copy : nullptr, root_copy, model);
+        return;
+    }
 #endif
     for (std::size_t block = begin / pose_lane_block * pose_lane_block; block < end;
          block += pose_lane_block) {
@@ -231,21 +300,6 @@ void local_to_model_range(const skeleton& s, const local_pose& local, std::size_
             trs_to_affine<V>(local, block, lane, affine);
         const std::size_t first = std::max(block, begin);
         const std::size_t last = std::min(block + pose_lane_block, end);
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
-        if (V::width > 1) {
-            // Most joints are the child of the joint before them (a chain: spine, arm, fingers);
-            // the chain's matrices stay in registers from one joint to the next.
-            for (std::size_t j = first; j < last; ++j) {
-                const joint_index p = parents[j];
-                if (j == begin && first_parent) previous = load_columns(&first_copy[0][0]);
-                else if (p < 0) previous = load_columns(&root_copy[0][0]);
-                else if (static_cast<std::size_t>(p) + 1 != j || j == begin)
-                    previous = load_columns(&model[static_cast<std::size_t>(p)][0][0]);
-                previous = mul_affine_sse(previous, affine, j - block, &model[j][0][0]);
-            }
-            continue;
-        }
-#endif
         for (std::size_t j = first; j < last; ++j) {
             const joint_index p = parents[j];
             const glm::mat4& parent = (j == begin && first_parent) ? first_copy

@@ -13,6 +13,50 @@
 namespace keyblend {
 namespace impl {
 
+/// local_to_model's SIMD path works through windows of this many joints (the local matrices of a
+/// window are computed first, on the stack: 6 KB).
+inline constexpr std::size_t model_window_joints = 128;
+
+/// Where local_to_model splits a window [begin, end) of joints into two runs that do not depend on
+/// each other: the joints before `first` are computed first (the chain from `begin` down to the
+/// first joint whose sub-tree ends inside the window), then [first, middle) and [middle, end),
+/// whose parents are in their own run or before `first`. `middle` is the end of one of the
+/// sub-trees that follow `first` (the nearest to the middle); middle == end when there is none.
+/// (A joint after the sub-tree of `first` is not a descendant of it: its parent is before `first`
+/// or after the boundary.)
+struct model_split {
+    std::size_t first, middle;
+};
+
+struct model_schedule {
+    static model_split split(const skeleton& s, std::size_t begin, std::size_t end) {
+        std::size_t first = begin;
+        while (first < end && s.subtree_end(first) >= end) ++first;
+        const std::size_t target = first + (end - first) / 2;
+        const auto distance = [target](std::size_t x) { return x > target ? x - target : target - x; };
+        std::size_t best = end;
+        for (std::size_t c = first; c < end;) {
+            c = std::min(s.subtree_end(c), end);
+            if (c < end && (best == end || distance(c) < distance(best))) best = c;
+        }
+        return {std::min(first, end), best};
+    }
+
+    /// The split of window `w` of the whole skeleton, computed when the skeleton was built.
+    static model_split full_range(const skeleton& s, std::size_t w) {
+        return {s.model_runs_[2 * w], s.model_runs_[2 * w + 1]};
+    }
+
+    static void build(skeleton& s) {
+        s.model_runs_.clear();
+        for (std::size_t w = 0; w < s.size(); w += model_window_joints) {
+            const model_split m = split(s, w, std::min(s.size(), w + model_window_joints));
+            s.model_runs_.push_back(static_cast<std::uint32_t>(m.first));
+            s.model_runs_.push_back(static_cast<std::uint32_t>(m.middle));
+        }
+    }
+};
+
 inline std::string quoted_joint(const char* kind, std::size_t index, const std::string& name) {
     return std::string(kind) + " " + std::to_string(index) + " '" + name + "'";
 }
@@ -96,6 +140,7 @@ struct skeleton_builder {
                     : glm::mat4(1.0f);
         }
 
+        model_schedule::build(out);
         out.by_name_.resize(n);
         std::iota(out.by_name_.begin(), out.by_name_.end(), joint_index(0));
         std::sort(out.by_name_.begin(), out.by_name_.end(), [&](joint_index a, joint_index b) {
