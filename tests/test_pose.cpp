@@ -229,7 +229,9 @@ TEST_CASE("local_to_model's two runs: each window splits where no joint of one r
         for (std::size_t w = 0; w < s.size(); w += impl::model_window_joints)
             ranges.emplace_back(w, std::min(s.size(), w + impl::model_window_joints));
         for (std::size_t j = 0; j < s.size(); j += 1 + s.size() / 7) ranges.emplace_back(j, s.subtree_end(j));
-        for (const auto& [begin, end] : ranges) {
+        for (const auto& range : ranges) {
+            // (Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.)
+            const std::size_t begin = range.first, end = range.second;
             const impl::model_split m = impl::model_schedule::split(s, begin, end);
             CAPTURE(begin);
             CAPTURE(end);
