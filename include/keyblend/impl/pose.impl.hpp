@@ -210,7 +210,6 @@ inline columns4 mul_affine_sse(const columns4& parent, const float (*l)[pose_lan
     }
     return m;
 }
-#endif
 
 /// One step of a run of local_to_model_range: joint j (not the range's first) from its parent's
 /// model matrix: `previous` (the joint before, still in registers) when that is its parent, else
@@ -277,6 +276,8 @@ void local_to_model_runs(const skeleton& s, const local_pose& local, std::size_t
         window = window_end;
     }
 }
+
+#endif
 
 /// Model matrices of joints [begin, end). The parent of `begin` is `*first_parent` when given;
 /// otherwise (and for every other joint) model[parent], or `root` for a root.
