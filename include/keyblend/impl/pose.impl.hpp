@@ -285,16 +285,17 @@ template <class V>
 void local_to_model_range(const skeleton& s, const local_pose& local, std::size_t begin,
                           std::size_t end, const glm::mat4* first_parent, const glm::mat4& root,
                           glm::mat4* model) {
-    const joint_index* parents = s.parents().data();
-    alignas(64) float affine[12][pose_lane_block];
     const glm::mat4 root_copy = root;
-    glm::mat4 first_copy = first_parent ? *first_parent : root;
+    const glm::mat4 first_copy = first_parent ? *first_parent : root;
 #if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
     if (V::width > 1) {
         local_to_model_runs<V>(s, local, begin, end, first_parent ? &first_copy : nullptr, root_copy, model);
         return;
     }
 #endif
+    // One lane (f1), or no SIMD lanes compiled: one block at a time, in order.
+    const joint_index* parents = s.parents().data();
+    alignas(64) float affine[12][pose_lane_block];
     for (std::size_t block = begin / pose_lane_block * pose_lane_block; block < end;
          block += pose_lane_block) {
         for (std::size_t lane = 0; lane < pose_lane_block; lane += V::width)
