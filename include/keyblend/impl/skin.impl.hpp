@@ -395,28 +395,45 @@ status check_streams(const skinning_streams<Index>& j, const void* palette, std:
     for (const span_info& s : spans)
         if (fault_of(s, n, s.element) != span_fault::none) return check_span(s, n, s.element);
 
-    // Aliasing: outputs against everything else (inputs, the other outputs, the palette).
+    // Aliasing: outputs against everything else (inputs, the other outputs, the palette). run()
+    // makes these checks on every call (a mesh split into small jobs pays them per job): each
+    // span's byte range is computed once, and only ranges that meet take the exact test (which
+    // tells byte-disjoint fields of one interleaved buffer apart), the rare case.
     span_info pal;
     pal.name = "palette";
     pal.data = reinterpret_cast<std::uintptr_t>(palette);
     pal.size = palette_size;
     pal.stride = pal.element = palette_element;
     pal.given = true;
+    constexpr int count = 10; // the 9 spans, then the palette
+    std::uintptr_t lo[count], hi[count];
+    unsigned used = 0;
+    for (int x = 0; x < count; ++x) {
+        const span_info& s = x < 9 ? spans[x] : pal;
+        lo[x] = s.data;
+        hi[x] = s.end();
+        used |= unsigned(s.given && s.size != 0) << x;
+    }
     for (int o = 1; o < 6; o += 2) {
-        const span_info& out_span = spans[o];
-        for (int x = 0; x < 9; ++x) {
-            if (x == o) continue;
-            if (x == o - 1 && same_stream(out_span, spans[x])) continue; // in place
-            if (x < o && x % 2 == 1) continue;                             // pair already checked
-            if (overlaps(out_span, spans[x]))
-                return make_error(errc::invalid_argument,
-                                  std::string(out_span.name) + " overlaps " + spans[x].name +
-                                      (x == o - 1 ? " without being the same stream (in-place "
-                                                    "skinning needs the same data and strides)"
-                                                  : ""));
+        if (!(used >> o & 1u)) continue;
+        unsigned meets = 0;
+        for (int x = 0; x < count; ++x) meets |= unsigned(lo[x] < hi[o] && lo[o] < hi[x]) << x;
+        // Not itself, not an unused span, not an output before it (that pair was checked then).
+        meets &= used & ~(1u << o) & ~(0x2Au & ((1u << o) - 1));
+        for (int x = 0; meets != 0; ++x, meets >>= 1) {
+            if (!(meets & 1u)) continue;
+            const span_info& out_span = spans[o];
+            const span_info& other = x < 9 ? spans[x] : pal;
+            if (x == o - 1 && same_stream(out_span, other)) continue; // in place
+            if (!overlaps(out_span, other)) continue;
+            if (x == 9)
+                return make_error(errc::invalid_argument, std::string(out_span.name) + " overlaps the palette");
+            return make_error(errc::invalid_argument,
+                              std::string(out_span.name) + " overlaps " + other.name +
+                                  (x == o - 1 ? " without being the same stream (in-place "
+                                                "skinning needs the same data and strides)"
+                                              : ""));
         }
-        if (overlaps(out_span, pal))
-            return make_error(errc::invalid_argument, std::string(out_span.name) + " overlaps the palette");
     }
 
     out.n = n;
