@@ -347,6 +347,59 @@ inline bool same_stream(const span_info& a, const span_info& b) {
     return a.data == b.data && a.stride == b.stride && a.cs == b.cs && a.size == b.size;
 }
 
+/// A job's nine spans (in_positions, out_positions, in_normals, out_normals, in_tangents,
+/// out_tangents, joints, weights, influence_counts), for the checks.
+template <class Index>
+KEYBLEND_SKIN_INLINE void span_infos(const skinning_streams<Index>& j, span_info (&out)[9]) {
+    const std::size_t k = j.influences;
+    const std::size_t stored = j.last == last_weight::implied ? k - 1 : k;
+    out[0] = info("in_positions", j.in_positions, 3);
+    out[1] = info("out_positions", j.out_positions, 3);
+    out[2] = info("in_normals", j.in_normals, 3);
+    out[3] = info("out_normals", j.out_normals, 3);
+    out[4] = info("in_tangents", j.in_tangents, 4);
+    out[5] = info("out_tangents", j.out_tangents, 4);
+    out[6] = info("joints", j.joints, k);
+    out[7] = info("weights", j.weights, stored ? stored : 1);
+    out[8] = info("influence_counts", j.influence_counts, 1);
+}
+
+/// The exact aliasing test for the pairs whose byte ranges meet (bit x of meets[i]: output 2i + 1
+/// against span x, x = 9 the palette), which tells byte-disjoint fields of one interleaved buffer
+/// apart; the error names the first pair that truly overlaps. Out of line: rare (in-place jobs,
+/// interleaved buffers), and its messages would otherwise weigh on every run()'s code.
+template <class Index>
+KEYBLEND_SKIN_NOINLINE status alias_fault(const skinning_streams<Index>& j, const void* palette,
+                                          std::size_t palette_size, std::size_t palette_element,
+                                          const unsigned (&meets)[3]) {
+    span_info spans[9];
+    span_infos(j, spans);
+    span_info pal;
+    pal.name = "palette";
+    pal.data = reinterpret_cast<std::uintptr_t>(palette);
+    pal.size = palette_size;
+    pal.stride = pal.element = palette_element;
+    pal.given = true;
+    for (int i = 0; i < 3; ++i) {
+        const int o = 2 * i + 1;
+        const span_info& out_span = spans[o];
+        for (int x = 0; x < 10; ++x) {
+            if (!(meets[i] >> x & 1u)) continue;
+            const span_info& other = x < 9 ? spans[x] : pal;
+            if (x == o - 1 && same_stream(out_span, other)) continue; // in place
+            if (!overlaps(out_span, other)) continue;
+            if (x == 9)
+                return make_error(errc::invalid_argument, std::string(out_span.name) + " overlaps the palette");
+            return make_error(errc::invalid_argument,
+                              std::string(out_span.name) + " overlaps " + other.name +
+                                  (x == o - 1 ? " without being the same stream (in-place "
+                                                "skinning needs the same data and strides)"
+                                              : ""));
+        }
+    }
+    return {};
+}
+
 /// A job's spans, checked (O(1)), with its resolved range.
 struct checked {
     std::size_t n = 0;
@@ -385,56 +438,35 @@ status check_streams(const skinning_streams<Index>& j, const void* palette, std:
         return make_error(errc::size_mismatch,
                           "weights given for one influence with last_weight::implied (none are read)");
 
-    const span_info spans[] = {
-        info("in_positions", j.in_positions, 3), info("out_positions", j.out_positions, 3),
-        info("in_normals", j.in_normals, 3),     info("out_normals", j.out_normals, 3),
-        info("in_tangents", j.in_tangents, 4),   info("out_tangents", j.out_tangents, 4),
-        info("joints", j.joints, k),             info("weights", j.weights, stored ? stored : 1),
-        info("influence_counts", j.influence_counts, 1),
-    };
+    span_info spans[9];
+    span_infos(j, spans);
     for (const span_info& s : spans)
         if (fault_of(s, n, s.element) != span_fault::none) return check_span(s, n, s.element);
 
     // Aliasing: outputs against everything else (inputs, the other outputs, the palette). run()
     // makes these checks on every call (a mesh split into small jobs pays them per job): each
-    // span's byte range is computed once, and only ranges that meet take the exact test (which
-    // tells byte-disjoint fields of one interleaved buffer apart), the rare case.
-    span_info pal;
-    pal.name = "palette";
-    pal.data = reinterpret_cast<std::uintptr_t>(palette);
-    pal.size = palette_size;
-    pal.stride = pal.element = palette_element;
-    pal.given = true;
+    // span's byte range is computed once, and only ranges that meet take the exact test.
     constexpr int count = 10; // the 9 spans, then the palette
     std::uintptr_t lo[count], hi[count];
-    unsigned used = 0;
-    for (int x = 0; x < count; ++x) {
-        const span_info& s = x < 9 ? spans[x] : pal;
-        lo[x] = s.data;
-        hi[x] = s.end();
-        used |= unsigned(s.given && s.size != 0) << x;
+    unsigned used = 1u << 9;
+    for (int x = 0; x < 9; ++x) {
+        lo[x] = spans[x].data;
+        hi[x] = spans[x].end();
+        used |= unsigned(spans[x].given && spans[x].size != 0) << x;
     }
-    for (int o = 1; o < 6; o += 2) {
-        if (!(used >> o & 1u)) continue;
-        unsigned meets = 0;
-        for (int x = 0; x < count; ++x) meets |= unsigned(lo[x] < hi[o] && lo[o] < hi[x]) << x;
+    lo[9] = reinterpret_cast<std::uintptr_t>(palette);
+    hi[9] = lo[9] + palette_size * palette_element;
+    unsigned meets[3] = {0, 0, 0}, any = 0;
+    for (int i = 0; i < 3; ++i) {
+        const int o = 2 * i + 1;
+        unsigned m = 0;
+        for (int x = 0; x < count; ++x) m |= unsigned(lo[x] < hi[o] && lo[o] < hi[x]) << x;
         // Not itself, not an unused span, not an output before it (that pair was checked then).
-        meets &= used & ~(1u << o) & ~(0x2Au & ((1u << o) - 1));
-        for (int x = 0; meets != 0; ++x, meets >>= 1) {
-            if (!(meets & 1u)) continue;
-            const span_info& out_span = spans[o];
-            const span_info& other = x < 9 ? spans[x] : pal;
-            if (x == o - 1 && same_stream(out_span, other)) continue; // in place
-            if (!overlaps(out_span, other)) continue;
-            if (x == 9)
-                return make_error(errc::invalid_argument, std::string(out_span.name) + " overlaps the palette");
-            return make_error(errc::invalid_argument,
-                              std::string(out_span.name) + " overlaps " + other.name +
-                                  (x == o - 1 ? " without being the same stream (in-place "
-                                                "skinning needs the same data and strides)"
-                                              : ""));
-        }
+        meets[i] = (used >> o & 1u) ? m & used & ~(1u << o) & ~(0x2Au & ((1u << o) - 1)) : 0;
+        any |= meets[i];
     }
+    if (any)
+        if (status st = alias_fault(j, palette, palette_size, palette_element, meets); !st) return st;
 
     out.n = n;
     out.begin = j.range.begin;
