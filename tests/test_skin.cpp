@@ -1157,6 +1157,24 @@ TEST_CASE("validate: a valid job passes: each broken part is named") {
     }
 }
 
+TEST_CASE("one stored weight: groups of weight 1 and groups of other weights skin alike on every path") {
+    // One slot with packed streams scales the transformed vertices by the stored weight, and skips
+    // the multiplies in a group whose weights are all 1: both kinds of group, next to each other,
+    // against the reference (weights that do not sum to one are run()'s to scale by, not fix).
+    options o = small_job_options();
+    o.n = 83;
+    o.k = 1;
+    fixture<std::uint16_t> f(o);
+    for (std::size_t v : {9u, 30u, 31u, 47u, 70u}) {
+        const float w = v % 2 ? 0.5f : 2.0f;
+        f.weights.at(v, 0) = w;
+        f.mesh.weights[v] = w;
+    }
+    const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
+    run_path(simd_isa::scalar, f, r, "one slot, mixed weights");
+    for (simd_isa isa : tested_isas()) run_path(isa, f, r, "one slot, mixed weights");
+}
+
 TEST_CASE("joint indices outside the palette: every path clamps them to the last matrix") {
     // Packed joints (the groups checked whole fall back to clamping), padded joints (clamped
     // index by index), both index types. One slot too: its AVX-512 kernel loads two groups a

@@ -110,6 +110,7 @@ inline f8 operator/(f8 a, f8 b) { return {_mm256_div_ps(a.v, b.v)}; }
 inline f8 fmadd(f8 a, f8 b, f8 c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
 inline __m256 operator==(f8 a, f8 b) { return _mm256_cmp_ps(a.v, b.v, _CMP_EQ_OQ); }
 inline f8 select(__m256 m, f8 a, f8 b) { return {_mm256_blendv_ps(b.v, a.v, m)}; }
+inline bool all_true(__m256 m) { return _mm256_movemask_ps(m) == 0xFF; }
 #endif
 
 
@@ -1006,8 +1007,14 @@ KEYBLEND_SKIN_INLINE void transform_group(const lbs_args& a, std::size_t v, cons
 template <class V, group_mode Mode, int Streams>
 KEYBLEND_SKIN_INLINE void transform_any_mode(const lbs_args& a, std::size_t v, const V (&m)[12]) {
     if constexpr (Mode == group_mode::packed_scaled) {
-        // w (M v) for (w M) v (the same within rounding): the group's weights in one load.
-        transform_simple<V, Streams, true>(a, v, m, V::load(reinterpret_cast<const float*>(a.weights) + v));
+        // w (M v) for (w M) v (the same within rounding): the group's weights in one load. A
+        // group whose weights are all 1 (a normalised mesh's one-influence vertices) skips the
+        // multiplies, which would change no bit.
+        const V w = V::load(reinterpret_cast<const float*>(a.weights) + v);
+        if (all_true(w == V::set1(1.0f)))
+            transform_simple<V, Streams>(a, v, m);
+        else
+            transform_simple<V, Streams, true>(a, v, m, w);
     } else {
         transform_group<V, Streams>(a, v, m);
     }
