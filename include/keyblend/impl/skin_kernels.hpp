@@ -19,7 +19,8 @@
 //    palette offsets by a rotate and a mask. Up to 3 weights are each one broadcast load; more are
 //    one 128-bit load broadcast within lanes by shuffles (past 3 slots the loads, two matrix
 //    halves per slot, are the scarcer resource). One stored weight with packed streams is not
-//    blended at all: the group's transformed vertices are scaled by it (group_mode::packed_scaled).
+//    blended at all: the group's transformed vertices are scaled by it (group_mode::packed_scaled),
+//    or, when the group's weights are all 1, used as they are.
 // 2. The eight blended matrices are transposed into twelve lane vectors (structure of arrays,
 //    one vertex per lane; the projective row is dropped).
 // 3. Positions, normals, tangents are moved from the caller's layout into lanes (packed xyz
@@ -1047,8 +1048,8 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
         // One influence (no blend: the matrices are loaded and transposed), two groups a step,
         // both loaded before either is transformed: a group's chain from its joint loads to its
         // stores is long next to its work, and the core then has the other group's to overlap
-        // (6% faster on Zen 4; with more influences the blends fill the core, and the two
-        // groups' registers no longer fit in 32).
+        // (5% faster on Zen 4; with 2 or more influences no faster or slower: the blends fill
+        // the core, and two groups' registers no longer fit in 32).
         for (; v + 2 * V::width <= end; v += 2 * V::width) {
             V m0[12], m1[12];
             const bool ok0 = ops::template blend<K, Index, Mode>(a, v, m0);
@@ -1225,7 +1226,7 @@ std::size_t group_start(lbs_args& a, std::size_t begin) {
         const std::size_t s = lowest(c);
         std::size_t score = 0;
         for (int i = 0; i < 3; ++i) score += (in[i] >> s & 1u) + 2 * (out[i] >> s & 1u);
-        if (score > most || (score == most && s < best)) {
+        if (score > most) {
             most = score;
             best = s;
         }
