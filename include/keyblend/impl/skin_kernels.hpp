@@ -1195,43 +1195,46 @@ std::size_t group_start(lbs_args& a, std::size_t begin) {
     if constexpr (V::width < 8) {
         for (out_stream* o : outs) o->streaming = false;
         return begin;
-    }
-    constexpr std::size_t W = V::width;
-    const auto lowest = [](std::uint32_t m) {
-        std::size_t s = 0;
-        while (!(m & 1u)) {
-            m >>= 1;
-            ++s;
+    } else {
+        constexpr std::size_t W = V::width;
+        const auto lowest = [](std::uint32_t m) {
+            std::size_t s = 0;
+            while (!(m & 1u)) {
+                m >>= 1;
+                ++s;
+            }
+            return s;
+        };
+        std::uint32_t streaming = 0;
+        for (out_stream* o : outs) {
+            if (!o->streaming) continue;
+            const std::uint32_t m =
+                aligned_at<W>(*o, begin) & (streaming ? streaming : ~std::uint32_t(0));
+            if (!m) {
+                o->streaming = false;
+                continue;
+            }
+            if (!streaming) streaming = std::uint32_t(1) << lowest(m);
         }
-        return s;
-    };
-    std::uint32_t streaming = 0;
-    for (out_stream* o : outs) {
-        if (!o->streaming) continue;
-        const std::uint32_t m = aligned_at<W>(*o, begin) & (streaming ? streaming : ~std::uint32_t(0));
-        if (!m) {
-            o->streaming = false;
-            continue;
+        if (streaming) return begin + lowest(streaming);
+        const std::uint32_t in[3] = {aligned_at<W>(a.pos, begin), aligned_at<W>(a.nrm, begin),
+                                     aligned_at<W>(a.tan, begin)};
+        const std::uint32_t out[3] = {aligned_at<W>(a.out_pos, begin), aligned_at<W>(a.out_nrm, begin),
+                                      aligned_at<W>(a.out_tan, begin)};
+        // The lowest of the starts where the most streams are aligned (outputs counting twice);
+        // only starts where at least one is aligned are candidates.
+        std::size_t best = 0, most = 0;
+        for (std::uint32_t c = in[0] | in[1] | in[2] | out[0] | out[1] | out[2]; c != 0; c &= c - 1) {
+            const std::size_t s = lowest(c);
+            std::size_t score = 0;
+            for (int i = 0; i < 3; ++i) score += (in[i] >> s & 1u) + 2 * (out[i] >> s & 1u);
+            if (score > most) {
+                most = score;
+                best = s;
+            }
         }
-        if (!streaming) streaming = std::uint32_t(1) << lowest(m);
+        return begin + best;
     }
-    if (streaming) return begin + lowest(streaming);
-    const std::uint32_t in[3] = {aligned_at<W>(a.pos, begin), aligned_at<W>(a.nrm, begin), aligned_at<W>(a.tan, begin)};
-    const std::uint32_t out[3] = {aligned_at<W>(a.out_pos, begin), aligned_at<W>(a.out_nrm, begin),
-                                  aligned_at<W>(a.out_tan, begin)};
-    // The lowest of the starts where the most streams are aligned (outputs counting twice); only
-    // starts where at least one is aligned are candidates.
-    std::size_t best = 0, most = 0;
-    for (std::uint32_t c = in[0] | in[1] | in[2] | out[0] | out[1] | out[2]; c != 0; c &= c - 1) {
-        const std::size_t s = lowest(c);
-        std::size_t score = 0;
-        for (int i = 0; i < 3; ++i) score += (in[i] >> s & 1u) + 2 * (out[i] >> s & 1u);
-        if (score > most) {
-            most = score;
-            best = s;
-        }
-    }
-    return begin + best;
 }
 
 /// The count <= V::width vertices from v (a range's first or last few, or those near the end of
