@@ -1175,6 +1175,76 @@ TEST_CASE("one stored weight: groups of weight 1 and groups of other weights ski
     for (simd_isa isa : tested_isas()) run_path(isa, f, r, "one slot, mixed weights");
 }
 
+TEST_CASE("packed outputs and padded outputs get the same bits, one slot or several") {
+    // Packed streams take the kernels' inline transforms (with AVX-512 and one slot, quads of one
+    // vertex per 128-bit lane), padded outputs the out-of-line one (eight lanes of floats): the
+    // same FMAs in the same order, so the same bits. (One slot's weights are 1 here: packed, a
+    // weight other than 1 scales the transformed vertex, padded the matrix.) A job whose length
+    // is not a multiple of the groups; sparse slots.
+    for (std::size_t k : {1u, 2u, 3u, 4u}) {
+        skin_mesh m = random_mesh(203, k, 20, 5 + std::uint32_t(k), false, k > 1);
+        const std::size_t n = m.size();
+        skinning_job<> job;
+        job.influences = k;
+        job.joints = make_span(m.bone_indices, k);
+        job.weights = make_span(m.weights, k);
+        job.in_positions = make_span(m.positions);
+        job.in_normals = make_span(m.normals);
+        job.palette = m.palette.data();
+        job.palette_size = m.palette.size();
+        std::vector<glm::vec3> packed_p(n), packed_n(n);
+        job.out_positions = make_span(packed_p);
+        job.out_normals = make_span(packed_n);
+        REQUIRE(job.run());
+        std::vector<float> padded_p(4 * n, garbage()), padded_n(4 * n, garbage());
+        job.out_positions = {padded_p.data(), n, 16, 4};
+        job.out_normals = {padded_n.data(), n, 16, 4};
+        REQUIRE(job.run());
+        std::size_t differ = 0;
+        for (std::size_t v = 0; v < n; ++v)
+            for (int c = 0; c < 3; ++c) {
+                differ += !kbtest::bit_equal(packed_p[v][c], padded_p[4 * v + std::size_t(c)]);
+                differ += !kbtest::bit_equal(packed_n[v][c], padded_n[4 * v + std::size_t(c)]);
+            }
+        INFO(k << " slots, " << to_string(skinning_isa()));
+        CHECK(differ == 0);
+    }
+}
+
+#if defined(KEYBLEND_RUNTIME_DISPATCH) && (defined(__x86_64__) || defined(__i386__))
+TEST_CASE("one slot: AVX-512's quads and AVX2's eight lanes get the same bits") {
+    // The same arithmetic (the palette matrix, the transformed vertex scaled by a weight other
+    // than 1) laid out two ways; groups of weight 1 and groups of other weights.
+    if (!skinning_isa_supported(simd_isa::avx2) || !skinning_isa_supported(simd_isa::avx512)) {
+        MESSAGE("skipped: this CPU does not run both AVX2 and AVX-512 kernels");
+        return;
+    }
+    skin_mesh m = random_mesh(203, 1, 20, 77);
+    for (std::size_t v = 0; v < m.size(); ++v) m.weights[v] = v % 24 < 8 ? 1.0f : 0.25f + 0.01f * float(v % 7);
+    std::vector<glm::vec3> out[2][2];
+    const simd_isa chosen = skinning_isa();
+    for (int i = 0; i < 2; ++i) {
+        REQUIRE(force_skinning_isa(i ? simd_isa::avx512 : simd_isa::avx2));
+        out[i][0].assign(m.size(), glm::vec3(garbage()));
+        out[i][1].assign(m.size(), glm::vec3(garbage()));
+        skinning_job<> job;
+        job.influences = 1;
+        job.joints = make_span(m.bone_indices, 1);
+        job.weights = make_span(m.weights, 1);
+        job.in_positions = make_span(m.positions);
+        job.in_normals = make_span(m.normals);
+        job.out_positions = make_span(out[i][0]);
+        job.out_normals = make_span(out[i][1]);
+        job.palette = m.palette.data();
+        job.palette_size = m.palette.size();
+        REQUIRE(job.run());
+    }
+    REQUIRE(force_skinning_isa(chosen));
+    for (int s = 0; s < 2; ++s)
+        CHECK(std::memcmp(out[0][s].data(), out[1][s].data(), m.size() * sizeof(glm::vec3)) == 0);
+}
+#endif
+
 TEST_CASE("joint indices outside the palette: every path clamps them to the last matrix") {
     // Packed joints (the groups checked whole fall back to clamping), padded joints (clamped
     // index by index), both index types. One slot too: its AVX-512 kernel loads two groups a

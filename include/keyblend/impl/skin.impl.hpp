@@ -438,31 +438,40 @@ status check_streams(const skinning_streams<Index>& j, const void* palette, std:
         return make_error(errc::size_mismatch,
                           "weights given for one influence with last_weight::implied (none are read)");
 
-    span_info spans[9];
-    span_infos(j, spans);
-    for (const span_info& s : spans)
-        if (fault_of(s, n, s.element) != span_fault::none) return check_span(s, n, s.element);
-
-    // Aliasing: outputs against everything else (inputs, the other outputs, the palette). run()
-    // makes these checks on every call (a mesh split into small jobs pays them per job): each
-    // span's byte range is computed once, and only ranges that meet take the exact test.
-    constexpr int count = 10; // the 9 spans, then the palette
+    // Each span's checks and byte range, inline: run() makes these checks on every call (a mesh
+    // split into small jobs pays them per job), so nothing is built for the messages unless a
+    // check fails. Aliasing: outputs against everything else (inputs, the other outputs, the
+    // palette); only byte ranges that meet take the exact test.
+    constexpr int count = 10; // the 9 spans (span_infos' order), then the palette
     std::uintptr_t lo[count], hi[count];
     unsigned used = 1u << 9;
-    for (int x = 0; x < 9; ++x) {
-        lo[x] = spans[x].data;
-        hi[x] = spans[x].end();
-        used |= unsigned(spans[x].given && spans[x].size != 0) << x;
+    const auto fine = [&](int x, const auto& span, std::size_t components) {
+        const span_info i = info("", span, components);
+        lo[x] = i.data;
+        hi[x] = i.end();
+        used |= unsigned(i.given && i.size != 0) << x;
+        return fault_of(i, n, i.element) == span_fault::none;
+    };
+    const bool all_fine = fine(0, j.in_positions, 3) && fine(1, j.out_positions, 3) && fine(2, j.in_normals, 3) &&
+                          fine(3, j.out_normals, 3) && fine(4, j.in_tangents, 4) && fine(5, j.out_tangents, 4) &&
+                          fine(6, j.joints, k) && fine(7, j.weights, stored ? stored : 1) &&
+                          fine(8, j.influence_counts, 1);
+    if (!all_fine) {
+        span_info spans[9];
+        span_infos(j, spans);
+        for (const span_info& s : spans)
+            if (fault_of(s, n, s.element) != span_fault::none) return check_span(s, n, s.element);
     }
     lo[9] = reinterpret_cast<std::uintptr_t>(palette);
     hi[9] = lo[9] + palette_size * palette_element;
     unsigned meets[3] = {0, 0, 0}, any = 0;
     for (int i = 0; i < 3; ++i) {
         const int o = 2 * i + 1;
+        if (!(used >> o & 1u)) continue;
         unsigned m = 0;
         for (int x = 0; x < count; ++x) m |= unsigned(lo[x] < hi[o] && lo[o] < hi[x]) << x;
         // Not itself, not an unused span, not an output before it (that pair was checked then).
-        meets[i] = (used >> o & 1u) ? m & used & ~(1u << o) & ~(0x2Au & ((1u << o) - 1)) : 0;
+        meets[i] = m & used & ~(1u << o) & ~(0x2Au & ((1u << o) - 1));
         any |= meets[i];
     }
     if (any)

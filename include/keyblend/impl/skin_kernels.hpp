@@ -31,6 +31,9 @@
 //    go through one out-of-line function per lane type (a few percent slower, and every kernel
 //    compiles much faster).
 // The scalar lane type runs the same kernel one vertex at a time: it is the reference.
+// AVX-512 with one slot and packed streams (no tangents) skips steps 2 and 3: each group is two
+// quads of one vertex per 128-bit lane (aos_group), its matrices transposed by 128-bit blocks and
+// its coordinates broadcast within lanes, with the same FMAs in the same order (the same bits).
 //
 // What bounds it (Zen 4, measured per instruction class in isolation: 2 FMAs, 3 in-lane shuffles,
 // 2 cross-lane permutes and 2 256-bit loads per cycle, FMAs and cross-lane permutes sharing a
@@ -114,6 +117,21 @@ inline f8 select(__m256 m, f8 a, f8 b) { return {_mm256_blendv_ps(b.v, a.v, m)};
 inline bool all_true(__m256 m) { return _mm256_movemask_ps(m) == 0xFF; }
 #endif
 
+
+#if KEYBLEND_SKIN_R_AVX512
+/// One 4x4 matrix per register: only for blending a vertex's matrices (blend_matrix) on the
+/// AVX-512 quad path (aos_group).
+struct f16 {
+    static constexpr std::size_t width = 16;
+    __m512 v;
+    static f16 load(const float* p) { return {_mm512_loadu_ps(p)}; }
+    static f16 set1(float x) { return {_mm512_set1_ps(x)}; }
+};
+inline f16 operator+(f16 a, f16 b) { return {_mm512_add_ps(a.v, b.v)}; }
+inline f16 operator-(f16 a, f16 b) { return {_mm512_sub_ps(a.v, b.v)}; }
+inline f16 operator*(f16 a, f16 b) { return {_mm512_mul_ps(a.v, b.v)}; }
+inline f16 fmadd(f16 a, f16 b, f16 c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
+#endif
 
 #if KEYBLEND_SKIN_R_AVX512
 // 8 lanes here too: the AVX-512 kernels are the 8-wide ones compiled for AVX-512 (EVEX encodings,
@@ -545,7 +563,7 @@ KEYBLEND_SKIN_INLINE void blend_matrix(const lbs_args& a, std::size_t v, const s
         // weight broadcast by an in-lane shuffle. (weight_read says how many bytes, for
         // simd_guard.)
         V w[std::size_t(K)];
-        if constexpr (V::width == 8 && K <= 3) {
+        if constexpr ((V::width == 8 && K <= 3) || V::width == 16) {
             unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
                 float x = 0.0f;
                 if constexpr (i + 1 == K && Implied == 1) return; // computed below, not stored
@@ -1021,6 +1039,80 @@ KEYBLEND_SKIN_INLINE void transform_any_mode(const lbs_args& a, std::size_t v, c
     }
 }
 
+#if KEYBLEND_SKIN_R_AVX512
+/// The 8 vertices from v of a job whose streams are simple (lbs_args::simple) without tangents,
+/// as two quads of one vertex per 128-bit lane (array of structures): the AVX-512 kernels' way for
+/// one slot. Each vertex's matrix is blended in one 512-bit register (blend_matrix<f16>: for one
+/// slot, the palette matrix); a quad's four matrices are transposed by 128-bit blocks into its
+/// columns c0..c3 (vertex i's column in lane i); its coordinates are broadcast within lanes, and
+/// the columns take them by FMA. No transpose into lanes of floats and no packed-xyz shuffles:
+/// bound by the 512-bit shuffles (18 a quad, one a cycle each on Zen 4). Measured on Zen 4, 1624
+/// vertices with positions and normals: 4-9% less time than the 8-lane kernel (a stripped-down
+/// copy, 21% less). With 2 or 3 slots a copy was 8% faster, but in the library no faster (the blend
+/// is most of the work, and 512-bit FMAs run one a cycle); with 4, 4% slower. The FMAs are those
+/// of blend_matrix and transform_simple in the same order, so every vertex's bits are the 8-lane
+/// kernel's (a test compares them).
+// 512-bit shuffles in their all-lanes maskz forms, the same instructions: GCC 12's plain forms
+// start from _mm512_undefined_ps, which -Wmaybe-uninitialized reports once inlined.
+template <int Imm>
+KEYBLEND_SKIN_INLINE __m512 in_lanes(__m512 x) { return _mm512_maskz_permute_ps(0xFFFF, x, Imm); }
+template <int Imm>
+KEYBLEND_SKIN_INLINE __m512 blocks(__m512 x, __m512 y) { return _mm512_maskz_shuffle_f32x4(0xFFFF, x, y, Imm); }
+KEYBLEND_SKIN_INLINE __m512 permute(__m512i index, __m512 x) { return _mm512_maskz_permutexvar_ps(0xFFFF, index, x); }
+
+template <int K, class Index, group_mode Mode, int Streams>
+KEYBLEND_SKIN_INLINE void aos_group(const lbs_args& a, std::size_t v) {
+    // A stream's 12 floats of a quad, one vertex per lane (x y z z), and back (masked: exactly
+    // the quad's 48 bytes are read and written).
+    const __m512i in_order = _mm512_setr_epi32(0, 1, 2, 2, 3, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11);
+    const __m512i out_order = _mm512_setr_epi32(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 15, 15, 15, 15);
+    // group_mode::packed_scaled: w (M v), each vertex's weight in its lane; skipped when the
+    // group's weights are all 1 (as transform_any_mode).
+    bool scale = false;
+    __m512 weights = _mm512_setzero_ps();
+    if constexpr (Mode == group_mode::packed_scaled) {
+        weights = _mm512_maskz_loadu_ps(0x00FF, reinterpret_cast<const float*>(a.weights) + v);
+        scale = _mm512_mask_cmp_ps_mask(0x00FF, weights, _mm512_set1_ps(1.0f), _CMP_EQ_OQ) != 0x00FF;
+    }
+    unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
+        const std::size_t u = v + 4 * std::size_t(h);
+        __m512 m[4];
+        for_each_vertex<4, K, Index, Mode>(
+            a, u, [&](auto i, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
+                f16 c[1];
+                blend_matrix<f16, K, Index, implied_of(Mode)>(a, u + std::size_t(i), off, wp, c);
+                m[i] = c[0].v;
+            });
+        // cj: column j of the four vertices, vertex i's in lane i.
+        const __m512 t0 = blocks<0x44>(m[0], m[1]); // a0 a1 b0 b1
+        const __m512 t1 = blocks<0xEE>(m[0], m[1]); // a2 a3 b2 b3
+        const __m512 t2 = blocks<0x44>(m[2], m[3]);
+        const __m512 t3 = blocks<0xEE>(m[2], m[3]);
+        const __m512 c0 = blocks<0x88>(t0, t2); // a0 b0 c0 d0
+        const __m512 c1 = blocks<0xDD>(t0, t2);
+        const __m512 c2 = blocks<0x88>(t1, t3);
+        const __m512 c3 = blocks<0xDD>(t1, t3);
+        const __m512i lane_of = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+        const __m512 w = permute(_mm512_add_epi32(lane_of, _mm512_set1_epi32(4 * int(h))), weights);
+        const auto load = [&](const in_stream& s) KEYBLEND_SKIN_LAMBDA {
+            return permute(in_order, _mm512_maskz_loadu_ps(0x0FFF, reinterpret_cast<const float*>(s.data) + 3 * u));
+        };
+        const auto store = [&](const out_stream& s, __m512 r) KEYBLEND_SKIN_LAMBDA {
+            if (scale) r = _mm512_mul_ps(r, w);
+            _mm512_mask_storeu_ps(reinterpret_cast<float*>(s.data) + 3 * u, 0x0FFF, permute(out_order, r));
+        };
+        __m512 q = load(a.pos);
+        const __m512 pz = _mm512_fmadd_ps(c2, in_lanes<0xAA>(q), c3);
+        store(a.out_pos, _mm512_fmadd_ps(c0, in_lanes<0x00>(q), _mm512_fmadd_ps(c1, in_lanes<0x55>(q), pz)));
+        if (has_normals(Streams) && (Streams >= 0 || a.nrm.data)) {
+            q = load(a.nrm);
+            const __m512 nz = _mm512_mul_ps(c2, in_lanes<0xAA>(q));
+            store(a.out_nrm, _mm512_fmadd_ps(c0, in_lanes<0x00>(q), _mm512_fmadd_ps(c1, in_lanes<0x55>(q), nz)));
+        }
+    });
+}
+#endif
+
 template <class V, int K, class Index, group_mode Mode, int Streams>
 void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end);
 
@@ -1044,6 +1136,17 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
     const lbs_args a = args;
     std::size_t v = begin;
 #if KEYBLEND_SKIN_R_AVX512
+    if constexpr (V::width == 8 && K == 1 && packed(Mode) && !(Streams >= 0 && has_tangents(Streams))) {
+        if (a.simple && !a.tan.data && !a.out_pos.streaming && !a.out_nrm.streaming) {
+            for (; v < end; v += V::width) {
+                if (group_joints_ok<8, K, Index, Mode>(a, v))
+                    aos_group<K, Index, Mode, Streams>(a, v);
+                else
+                    lbs_group_clamped<V, Index>(a, v);
+            }
+            return;
+        }
+    }
     if constexpr (K == 1 && V::width == 8) {
         // One influence (no blend: the matrices are loaded and transposed), two groups a step,
         // both loaded before either is transformed: a group's chain from its joint loads to its
@@ -1377,11 +1480,18 @@ void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size
         lbs_kernel<f1, 0, Index, group_mode::general, -1>(a, begin, end);
     } else {
         constexpr std::size_t W = V::width;
-        // Groups start where the loads (and non-temporal stores, which must) are aligned.
-        std::size_t start = group_start<V>(a, begin);
+        // Groups start where the loads (and non-temporal stores, which must) are aligned; a short
+        // job's fast path where its range starts, unless it streams (group_start then says
+        // whether it can, and so is not skipped).
         const bool fast = fast_path<Index>(a) && !(a.counts && a.implied);
-        if (fast && !a.out_pos.streaming && !a.out_nrm.streaming && end - begin < align_from_groups * W)
-            start = begin;
+        const auto start_here = [&] {
+            return fast && !a.out_pos.streaming && !a.out_nrm.streaming && end - begin < align_from_groups * W;
+        };
+        std::size_t start = begin;
+        if (!start_here()) {
+            start = group_start<V>(a, begin);
+            if (start_here()) start = begin;
+        }
         start = start < end ? start : end;
         const std::size_t guard = lane_ops<V>::template guard<Index>(a, fast);
         const std::size_t limit = guard >= n ? 0 : n - guard;
@@ -1398,13 +1508,18 @@ void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size
             // hold weight 0.
             a.counts = nullptr;
         }
-        // The partial groups at full K, with ordinary stores (they need not be aligned).
-        lbs_args whole = a;
-        whole.counts = nullptr;
-        whole.out_pos.streaming = whole.out_nrm.streaming = false;
+        // The partial groups at full K, with ordinary stores (they need not be aligned). (A copy
+        // of the arguments only when there are any: a short job's fixed cost.)
+        const auto whole_of = [&a] {
+            lbs_args whole = a;
+            whole.counts = nullptr;
+            whole.out_pos.streaming = whole.out_nrm.streaming = false;
+            return whole;
+        };
         const bool overlap = stop >= begin + W && !in_place(a);
         const auto partial = [&](std::size_t from, std::size_t to, std::size_t group) {
             if (from >= to) return;
+            const lbs_args whole = whole_of();
             if constexpr (K > 0) {
                 if (overlap)
                     lbs_modes<V, K, Index, Implied, Streams>(whole, group, group + W);
@@ -1421,13 +1536,13 @@ void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size
         partial(simd_end, stop, stop >= W ? stop - W : 0);
         if constexpr (K > 0) {
             lbs_modes<V, K, Index, Implied, Streams>(a, start, simd_end);
-            if (stop < end) lbs_bounce_range<V, Index, K, Implied, Streams>(whole, K, stop, end);
+            if (stop < end) lbs_bounce_range<V, Index, K, Implied, Streams>(whole_of(), K, stop, end);
         } else {
             if (a.counts)
                 lbs_counted<V, Index>(a, start, simd_end);
             else
                 lbs_slots<V, Index>(a, a.k, start, simd_end);
-            if (stop < end) lbs_bounce_range<V, Index, 0, -1, -1>(whole, a.k, stop, end);
+            if (stop < end) lbs_bounce_range<V, Index, 0, -1, -1>(whole_of(), a.k, stop, end);
         }
     }
 }
@@ -1451,20 +1566,23 @@ template <class V, class Index, int K = 0, int Implied = -1, int Streams = -1>
 void run_job(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n, std::size_t palette_size) {
     constexpr std::size_t alignment = V::width * sizeof(float);
     alignas(64) float copy[palette_copy_limit * 16];
-    lbs_args a = args;
 #if defined(KEYBLEND_SKIN_TEST_HOOK)
     // Tests only (tests/skin_isa_mix.cmake): reports which kernel set and lane width ran.
     KEYBLEND_SKIN_TEST_HOOK(isa, V::width);
 #endif
-    // (Worth it from a few vertices per matrix: a split mesh's small jobs skip it.)
-    if (reinterpret_cast<std::uintptr_t>(a.palette) % alignment != 0 && palette_size <= palette_copy_limit &&
+    // (Worth it from a few vertices per matrix: a split mesh's small jobs skip it, and the copy
+    // of the arguments.)
+    if (reinterpret_cast<std::uintptr_t>(args.palette) % alignment != 0 && palette_size <= palette_copy_limit &&
         end - begin >= 4 * palette_size) {
-        std::memcpy(copy, a.palette, palette_size * 16 * sizeof(float));
+        std::memcpy(copy, args.palette, palette_size * 16 * sizeof(float));
+        lbs_args a = args;
         a.palette = copy;
+        run_lbs<V, Index, K, Implied, Streams>(a, begin, end, n);
+    } else {
+        run_lbs<V, Index, K, Implied, Streams>(args, begin, end, n);
     }
-    run_lbs<V, Index, K, Implied, Streams>(a, begin, end, n);
 #if KEYBLEND_SKIN_R_SSE2
-    if (a.out_pos.streaming || a.out_nrm.streaming) _mm_sfence();
+    if (args.out_pos.streaming || args.out_nrm.streaming) _mm_sfence();
 #endif
 }
 
