@@ -1245,6 +1245,54 @@ TEST_CASE("one slot: AVX-512's quads and AVX2's eight lanes get the same bits") 
 }
 #endif
 
+TEST_CASE("the loader's layout: slots of weight 0 in a whole group are left out of its blend") {
+    // Four slots, the used ones first, the others weight 0 (and joint 0): each group of 8
+    // vertices blends up to the last slot that any of them uses (8-lane kernels, when a sample of
+    // the mesh's vertices has a last slot of weight 0). Groups of every such count next
+    // to each other, vertices within a group using fewer; against the reference on every path.
+    // A NaN weight is not 0: its slot is blended (the vertex comes out NaN, as blending all four
+    // gives).
+    options o = small_job_options();
+    o.n = 203;
+    o.k = 4;
+    o.bones = 12;
+    fixture<std::uint16_t> f(o);
+    for (std::size_t v = 0; v < o.n; ++v) {
+        const std::size_t group_count = 1 + (v / 8 * 3) % 4;           // 1, 4, 3, 2, 1, ...
+        const std::size_t count = v % 8 == 5 ? group_count : 1 + v % group_count;
+        float sum = 0.0f;
+        for (std::size_t i = 0; i < 4; ++i) sum += i < count ? f.mesh.weights[4 * v + i] : 0.0f;
+        for (std::size_t i = 0; i < 4; ++i) {
+            const float w = i < count ? f.mesh.weights[4 * v + i] / sum : 0.0f;
+            f.weights.at(v, i) = w;
+            f.mesh.weights[4 * v + i] = w;
+            if (i >= count) f.joints.at(v, i) = 0, f.mesh.bone_indices[4 * v + i] = 0;
+        }
+    }
+    const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
+    run_path(simd_isa::scalar, f, r, "four slots, trailing zeros");
+    for (simd_isa isa : tested_isas()) run_path(isa, f, r, "four slots, trailing zeros");
+    // Whether groups look for slots to skip is decided for the whole mesh: skin_parallel's chunks
+    // give run()'s bits.
+    f.reset_outputs();
+    REQUIRE(f.job.run());
+    const std::vector<float> single = outputs_of(f);
+    for (std::size_t tasks : {2u, 3u, 7u}) {
+        f.reset_outputs();
+        REQUIRE(skin_parallel(f.job, tasks));
+        CHECK(std::memcmp(outputs_of(f).data(), single.data(), single.size() * sizeof(float)) == 0);
+    }
+    // Vertex 3 (its group's vertices use one slot): its last slot's weight NaN.
+    f.weights.at(3, 3) = std::numeric_limits<float>::quiet_NaN();
+    for (simd_isa isa : tested_isas()) {
+        f.reset_outputs();
+        REQUIRE(impl::skin::run_linear_with(isa, f.job));
+        INFO(to_string(isa));
+        CHECK(std::isnan(f.out_pos.at(3, 0)));
+        CHECK(std::isfinite(f.out_pos.at(4, 0)));
+    }
+}
+
 TEST_CASE("joint indices outside the palette: every path clamps them to the last matrix") {
     // Packed joints (the groups checked whole fall back to clamping), padded joints (clamped
     // index by index), both index types. One slot too: its AVX-512 kernel loads two groups a

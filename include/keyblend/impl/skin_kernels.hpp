@@ -428,6 +428,32 @@ KEYBLEND_SKIN_INLINE bool group_joints_ok(const lbs_args& a, std::size_t v) {
 #endif
 }
 
+#if KEYBLEND_SKIN_R_AVX2
+/// How many of the K slots the 8 vertices from v blend, packed with stored weights: 1 + the last
+/// slot whose weight is not 0 in any of them (at least 1). The loader's layout gives every vertex
+/// k slots, the unused ones last with weight 0, so that a mesh whose vertices mostly use fewer has
+/// groups whose last slots are all 0: blending them adds 0 * M (a NaN weight is not 0 and counts).
+template <int K>
+KEYBLEND_SKIN_INLINE int slots_used(const lbs_args& a, std::size_t v) {
+    static_assert(K >= 2 && K <= 8, "2 to 8 slots");
+    const float* w = reinterpret_cast<const float*>(a.weights) + v * K;
+    // Bit 8r + i: float 8r + i of the group's 8K weights is not 0; slot s's are the bits s + jK.
+    std::uint64_t non_zero = 0;
+    unroll<K>([&](auto r) KEYBLEND_SKIN_LAMBDA {
+        const __m256 x = _mm256_cmp_ps(_mm256_loadu_ps(w + 8 * r), _mm256_setzero_ps(), _CMP_NEQ_UQ);
+        non_zero |= std::uint64_t(unsigned(_mm256_movemask_ps(x))) << (8 * r);
+    });
+    int used = 1;
+    unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+        constexpr int s = i + 1;
+        std::uint64_t slot = 0;
+        for (int j = 0; j < 8; ++j) slot |= std::uint64_t(1) << (s + j * K);
+        if (non_zero & slot) used = s + 1;
+    });
+    return used;
+}
+#endif
+
 /// The palette matrix at an offset in floats.
 KEYBLEND_SKIN_INLINE const float* matrix_at(const lbs_args& a, std::uint32_t offset) {
     return a.palette + offset;
@@ -715,7 +741,7 @@ struct lane_ops<f8> {
     /// Blends vertices v .. v + 7, four at a time (so the live registers fit AVX2's sixteen), each
     /// four partly transposed (transpose3 within lanes): ua / ub hold columns 0|1 / 2|3 of
     /// vertices 4h .. 4h + 3, ua[h][r] = row r of column 0 (low lane) and column 1 (high lane).
-    template <int K, class Index, group_mode Mode>
+    template <int K, class Index, group_mode Mode, int B = K>
     KEYBLEND_SKIN_INLINE static void blend_group(const lbs_args& a, std::size_t v, __m256 (&ua)[2][3],
                                                  __m256 (&ub)[2][3]) {
         __m256 sa[4], sb[4];
@@ -723,7 +749,7 @@ struct lane_ops<f8> {
             a, v, [&](auto n, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
                 constexpr int i = decltype(n)::value % 4, h = decltype(n)::value / 4;
                 V c[2];
-                blend_matrix<V, K, Index, implied_of(Mode)>(a, v + std::size_t(n), off, wp, c);
+                blend_matrix<V, B, Index, implied_of(Mode)>(a, v + std::size_t(n), off, wp, c);
                 sa[i] = c[0].v;
                 sb[i] = c[1].v;
                 if constexpr (i == 3) {
@@ -734,12 +760,13 @@ struct lane_ops<f8> {
     }
 
     /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
-    template <int K, class Index, group_mode Mode>
+    /// B: the first B of the K slots are blended (slots_used).
+    template <int K, class Index, group_mode Mode, int B = K>
     KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
         if constexpr (K > 0)
             if (!group_joints_ok<8, K, Index, Mode>(a, v)) return false;
         __m256 ua[2][3], ub[2][3];
-        blend_group<K, Index, Mode>(a, v, ua, ub);
+        blend_group<K, Index, Mode, B>(a, v, ua, ub);
         for (int r = 0; r < 3; ++r) {
             m[r].v = _mm256_permute2f128_ps(ua[0][r], ua[1][r], 0x20);     // column 0
             m[3 + r].v = _mm256_permute2f128_ps(ua[0][r], ua[1][r], 0x31); // column 1
@@ -1163,6 +1190,27 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
             }
             transform_any_mode<V, Mode, Streams>(a, v, m0);
             transform_any_mode<V, Mode, Streams>(a, v + V::width, m1);
+        }
+    }
+#endif
+#if KEYBLEND_SKIN_R_AVX2
+    if constexpr (V::width == 8 && K >= 2 && K <= 4 && Mode == group_mode::packed) {
+        if (a.skip_zero_slots) {
+            // Each group blends the slots its vertices use (slots_used): 0 * M added to a sum
+            // changes nothing but, at most, the sign of a zero.
+            for (; v < end; v += V::width) {
+                const int used = slots_used<K>(a, v);
+                V m[12];
+                bool ok = false;
+                unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+                    if (used == i + 1) ok = ops::template blend<K, Index, Mode, i + 1>(a, v, m);
+                });
+                if (ok)
+                    transform_any_mode<V, Mode, Streams>(a, v, m);
+                else
+                    lbs_group_clamped<V, Index>(a, v);
+            }
+            return;
         }
     }
 #endif

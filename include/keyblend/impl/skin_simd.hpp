@@ -106,6 +106,9 @@ struct lbs_args {
     /// true: one-slot packed jobs whose streams are simple scale the transformed vertices by the
     /// weight (group_mode::packed_scaled), and every vertex of a job takes the same arithmetic.
     bool scaled = false;
+    /// Stored weights, 2 to 4 slots, and some of the mesh's vertices (a sample) with weight 0 in
+    /// the last: the 8-wide packed kernels then blend each group's used slots only (slots_used).
+    bool skip_zero_slots = false;
 };
 
 /// How the SIMD groups of a kernel read their influences.
