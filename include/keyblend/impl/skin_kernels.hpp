@@ -20,7 +20,9 @@
 //    one 128-bit load broadcast within lanes by shuffles (past 3 slots the loads, two matrix
 //    halves per slot, are the scarcer resource). One stored weight with packed streams is not
 //    blended at all: the group's transformed vertices are scaled by it (group_mode::packed_scaled),
-//    or, when the group's weights are all 1, used as they are.
+//    or, when the group's weights are all 1, used as they are. With 2 to 4 stored weights in the
+//    loader's layout, a mesh that mostly uses fewer slots has each group blend only up to the
+//    last slot one of its vertices uses (slots_used, lbs_args::skip_zero_slots).
 // 2. The eight blended matrices are transposed into twelve lane vectors (structure of arrays,
 //    one vertex per lane; the projective row is dropped).
 // 3. Positions, normals, tangents are moved from the caller's layout into lanes (packed xyz
