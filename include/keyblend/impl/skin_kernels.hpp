@@ -981,11 +981,18 @@ KEYBLEND_SKIN_INLINE void transform_any(const lbs_args& a, std::size_t v, const 
     }
 }
 
-/// transform_any out of line: one copy per lane type, whatever the kernel (the blended matrices
-/// go through memory, a few percent of a group's time).
+/// transform_any out of line: one copy per lane type, whatever the kernel. The blended matrices
+/// go through memory, as a copy made here: passed m itself, GCC 12 stored m to the stack in every
+/// group, simple or not, before the branch (12 stores a group; 2-3.5% of the time of 2-4 slots).
 template <class V>
-KEYBLEND_SKIN_NOINLINE void transform_other(const lbs_args& a, std::size_t v, const V (&m)[12]) {
+KEYBLEND_SKIN_NOINLINE void transform_other_copy(const lbs_args& a, std::size_t v, const V (&m)[12]) {
     transform_any(a, v, m);
+}
+template <class V>
+KEYBLEND_SKIN_INLINE void transform_other(const lbs_args& a, std::size_t v, const V (&m)[12]) {
+    V copy[12];
+    unroll<12>([&](auto i) KEYBLEND_SKIN_LAMBDA { copy[i] = m[i]; });
+    transform_other_copy(a, v, copy);
 }
 
 /// Streams as a compile-time mask (fixed_skinning): 1 positions, 2 normals, 4 tangents; -1 when
