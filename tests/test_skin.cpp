@@ -99,6 +99,19 @@ skin_mesh random_mesh(std::size_t n, std::size_t k, std::size_t bones, std::uint
     return m;
 }
 
+/// A job over m's k slots, positions, normals and palette; the caller gives the outputs.
+skinning_job<> mesh_job(const skin_mesh& m) {
+    skinning_job<> job;
+    job.influences = m.k;
+    job.joints = make_span(m.bone_indices, m.k);
+    job.weights = make_span(m.weights, m.k);
+    job.in_positions = make_span(m.positions);
+    job.in_normals = make_span(m.normals);
+    job.palette = m.palette.data();
+    job.palette_size = m.palette.size();
+    return job;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Buffers in the caller's layouts, sized exactly to what the span may touch (so that AddressSanitizer
 // reports any read or write past a stream) and pre-filled with garbage (so that unwritten outputs
@@ -898,12 +911,7 @@ TEST_CASE("the .X loader's layout goes in as it is: bone_indices and weights, k 
     REQUIRE(build_palette(model, member_span(bones, &loaded_bone::joint),
                           member_span(bones, &loaded_bone::offset), palette));
     std::vector<glm::vec3> out_p(m.size()), out_n(m.size());
-    skinning_job<> job;
-    job.influences = m.k;
-    job.joints = make_span(m.bone_indices, m.k);
-    job.weights = make_span(m.weights, m.k);
-    job.in_positions = make_span(m.positions);
-    job.in_normals = make_span(m.normals);
+    skinning_job<> job = mesh_job(m);
     job.out_positions = make_span(out_p);
     job.out_normals = make_span(out_n);
     job.palette = palette.data();
@@ -1196,14 +1204,7 @@ TEST_CASE("packed outputs and padded outputs get the same bits, one slot or seve
     for (std::size_t k : {1u, 2u, 3u, 4u}) {
         skin_mesh m = random_mesh(203, k, 20, 5 + std::uint32_t(k), false, k > 1);
         const std::size_t n = m.size();
-        skinning_job<> job;
-        job.influences = k;
-        job.joints = make_span(m.bone_indices, k);
-        job.weights = make_span(m.weights, k);
-        job.in_positions = make_span(m.positions);
-        job.in_normals = make_span(m.normals);
-        job.palette = m.palette.data();
-        job.palette_size = m.palette.size();
+        skinning_job<> job = mesh_job(m);
         std::vector<glm::vec3> packed_p(n), packed_n(n);
         job.out_positions = make_span(packed_p);
         job.out_normals = make_span(packed_n);
@@ -1239,16 +1240,9 @@ TEST_CASE("one slot: AVX-512's quads and AVX2's eight lanes get the same bits") 
         REQUIRE(force_skinning_isa(i ? simd_isa::avx512 : simd_isa::avx2));
         out[i][0].assign(m.size(), glm::vec3(garbage()));
         out[i][1].assign(m.size(), glm::vec3(garbage()));
-        skinning_job<> job;
-        job.influences = 1;
-        job.joints = make_span(m.bone_indices, 1);
-        job.weights = make_span(m.weights, 1);
-        job.in_positions = make_span(m.positions);
-        job.in_normals = make_span(m.normals);
+        skinning_job<> job = mesh_job(m);
         job.out_positions = make_span(out[i][0]);
         job.out_normals = make_span(out[i][1]);
-        job.palette = m.palette.data();
-        job.palette_size = m.palette.size();
         REQUIRE(job.run());
     }
     REQUIRE(force_skinning_isa(chosen));
@@ -1341,16 +1335,9 @@ TEST_CASE("joint indices outside the palette: every path clamps them to the last
 TEST_CASE("streaming stores: every output alignment, same results as cached stores") {
     const skin_mesh m = random_mesh(301, 4, 20, 17);
     std::vector<glm::vec3> cached_p(m.size()), cached_n(m.size());
-    skinning_job<> job;
-    job.influences = 4;
-    job.joints = make_span(m.bone_indices, 4);
-    job.weights = make_span(m.weights, 4);
-    job.in_positions = make_span(m.positions);
-    job.in_normals = make_span(m.normals);
+    skinning_job<> job = mesh_job(m);
     job.out_positions = make_span(cached_p);
     job.out_normals = make_span(cached_n);
-    job.palette = m.palette.data();
-    job.palette_size = m.palette.size();
     job.stores = store_policy::cached;
     REQUIRE(job.run());
     // Output arrays starting 0..15 floats into a buffer: every alignment modulo 64 bytes (AVX-512
@@ -1441,16 +1428,11 @@ TEST_CASE("skin_parallel: any task count gives the single-job bits, at every ali
         std::memcpy(in_p.data() + shift, m.positions.data(), 3 * n * sizeof(float));
         std::memcpy(in_n.data() + shift, m.normals.data(), 3 * n * sizeof(float));
         std::vector<float> out_p(3 * n + 16, garbage()), out_n(3 * n + 16, garbage());
-        skinning_job<> job;
-        job.influences = 4;
-        job.joints = make_span(m.bone_indices, 4);
-        job.weights = make_span(m.weights, 4);
+        skinning_job<> job = mesh_job(m);
         job.in_positions = {in_p.data() + shift, n, 12, 4};
         job.in_normals = {in_n.data() + shift, n, 12, 4};
         job.out_positions = {out_p.data() + (shift + 5) % 16, n, 12, 4};
         job.out_normals = {out_n.data() + shift, n, 12, 4};
-        job.palette = m.palette.data();
-        job.palette_size = m.palette.size();
         for (const vertex_range range : {vertex_range{}, vertex_range{3, 997}}) {
             job.range = range;
             std::fill(out_p.begin(), out_p.end(), garbage());

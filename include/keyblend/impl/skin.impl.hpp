@@ -562,14 +562,8 @@ lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::
     // for every range, split and kernel of the mesh.
     const std::size_t n = j.in_positions.size;
     if (!a.implied && a.k >= 2 && a.k <= 4 && n >= 8) {
-        const unsigned char* w = a.weights + (a.k - 1) * a.weight_cs;
-        const std::size_t step = n / 8 * a.weight_stride;
-        bool zero = false;
-        for (int i = 0; i < 8; ++i, w += step) {
-            float x;
-            std::memcpy(&x, w, sizeof x);
-            zero |= x == 0.0f;
-        }
+        bool zero = false; // a local: a store to `a` in the loop costs each step a store-forward
+        for (std::size_t i = 0; i < 8; ++i) zero |= stored_weight(a, i * (n / 8), a.k - 1) == 0.0f;
         a.skip_zero_slots = zero;
     }
     return a;
