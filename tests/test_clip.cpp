@@ -467,6 +467,46 @@ TEST_CASE("sample_clip equals sample_track per component: two sets of shared key
     }
 }
 
+TEST_CASE("sample_clip equals sample_track per component: tracks keyed at some of the shared times") {
+    // An exporter's key reduction: tracks of blocks keyed alike miss some of the keys (the first,
+    // the last, a run, every other one). Those lanes are refreshed with their block, from its one
+    // search, each with its own interval; results as sample_track's, bit for bit at key times.
+    sample_fixture f(true);
+    const auto drop = [](auto& tr, auto keep) {
+        std::decay_t<decltype(tr)> kept;
+        kept.set_mode(tr.mode());
+        for (std::size_t k = 0; k < tr.size(); ++k)
+            if (keep(k, tr.size())) kept.push_back(tr.time(k), tr.value(k));
+        tr = std::move(kept);
+    };
+    for (channel& ch : f.c.channels) {
+        if (ch.joint == 1) // block 0's rotations: joints 0 and 7 keep every key
+            drop(ch.rotation, [](std::size_t k, std::size_t n) { return k != 0 && k != 3 && k != 4 && k + 1 != n; });
+        if (ch.joint == 11) // block 1: joints 9, 11, 12
+            drop(ch.rotation, [](std::size_t k, std::size_t n) { return k + 1 != n; });
+        if (ch.joint == 12) {
+            drop(ch.translation, [](std::size_t k, std::size_t) { return k != 0; });
+            drop(ch.scale, [](std::size_t k, std::size_t) { return k % 2 == 0; });
+        }
+    }
+    f.c.duration = last_key_time(f.c);
+    REQUIRE(validate_clip(f.c, f.s));
+    SUBCASE("scalar") { check_every_playback<impl::lanes::f1>(f); }
+#if defined(KEYBLEND_LANES_AVX2) || defined(KEYBLEND_LANES_SSE2)
+    SUBCASE("SSE2") { check_every_playback<impl::lanes::f4>(f); }
+#endif
+    SUBCASE("native") { check_every_playback<impl::lanes::native>(f); }
+    SUBCASE("the widest lanes") {
+        sampling_context ctx;
+        local_pose out;
+        for (float t = -3.0f; t < f.c.duration + 5.0f; t += 0.75f) {
+            REQUIRE(sample_clip(f.c, f.s, t, ctx, out));
+            for (std::size_t j = 0; j < f.s.size(); ++j)
+                CHECK(kbtest::max_abs_diff(out.get(j), f.expected(j, t)) < 2e-6f);
+        }
+    }
+}
+
 TEST_CASE("sample_clip: a shared-key block whose tracks change under a bound context stays in bounds") {
     sample_fixture f(true);
     sampling_context ctx;

@@ -233,6 +233,12 @@ private:
         std::size_t first, second;
     };
     std::vector<found_keys> shared_found_;     // per block x (T, R, S), used at group leads
+    std::vector<std::uint8_t> subset_;         // per block x (T, R, S): lanes keyed at some of the
+                                               // shared lanes' times (keys dropped by an exporter)
+    std::vector<std::uint32_t> subset_at_;     // 3 per joint (T, R, S): where its subset_keys_ start
+    std::vector<std::uint32_t> subset_keys_;   // per subset lane: n (the shared lanes' key count
+                                               // at bind), then for x = 0 .. n its keys among their
+                                               // first x
     std::vector<std::size_t> cursors_;         // 3 per joint (T, R, S): a track_cursor's index
 };
 

@@ -94,9 +94,16 @@ struct clip_sampler {
     template <class Value>
     static void locate(const track<Value, float>& tr, float time, std::size_t& cursor, float& lo,
                        float& hi, float& dt, std::size_t& first, std::size_t& second) {
+        const std::size_t after = keys_at_or_before_from(tr.times().data(), tr.size(), time, cursor);
+        interval_at(tr, after, lo, hi, dt, first, second);
+    }
+
+    /// locate's result from `after`, the number of keys at or before the time.
+    template <class Value>
+    static KEYBLEND_FORCE_INLINE void interval_at(const track<Value, float>& tr, std::size_t after, float& lo,
+                                                  float& hi, float& dt, std::size_t& first, std::size_t& second) {
         const float* times = tr.times().data();
         const std::size_t n = tr.size();
-        const std::size_t after = keys_at_or_before_from(times, n, time, cursor);
         if (after == 0) { // before the first key: it holds until its time
             first = second = 0;
             lo = -INFINITY;
@@ -187,10 +194,12 @@ struct clip_sampler {
 
     /// Refreshes lanes `lanes_mask` of [i, i + V::width), a block whose animated lanes all key
     /// component Comp at the same times (`sampling_context::shared_`): one key search for all of
-    /// them, their keys loaded and transposed into the cache a vector at a time.
+    /// them, their keys loaded and transposed into the cache a vector at a time. With them the
+    /// lanes `subset_lanes`, keyed at some of their times (`sampling_context::subset_`): their
+    /// keys from the same search, their intervals their own.
     template <unsigned Comp, class V>
     static void refresh_shared(sampling_context& c, const skeleton& s, std::size_t i, unsigned lanes_mask,
-                               float time) {
+                               unsigned subset_lanes, float time) {
         constexpr unsigned dim = dims[Comp];
         const std::size_t lead_joint = i + lanes::lowest_set_bit(lanes_mask);
         const auto& lead = *static_cast<const track_of<Comp>*>(c.tracks_[3 * lead_joint + Comp]);
@@ -228,6 +237,33 @@ struct clip_sampler {
             key1[lane] = reinterpret_cast<const float*>(values.data() + second);
             take |= 1u << lane;
         }
+        // Subset lanes: the number of their keys at or before `time` from the lead's (whose
+        // interval lies within theirs), then their interval as locate gives it.
+        alignas(64) float lane_lo[V::width], lane_hi[V::width], lane_inv[V::width];
+        V::set1(lo).store(lane_lo);
+        V::set1(hi).store(lane_hi);
+        V::set1(inv).store(lane_inv);
+        unsigned own = 0;
+        if (subset_lanes) {
+            const std::size_t after = first != second ? second : first == 0 ? 0 : n;
+            for (unsigned m = subset_lanes; m; m &= m - 1u) {
+                const unsigned lane = lanes::lowest_set_bit(m);
+                const std::size_t j = i + lane;
+                const auto& tr = *static_cast<const track_of<Comp>*>(c.tracks_[3 * j + Comp]);
+                const std::uint32_t* keys = c.subset_keys_.data() + c.subset_at_[3 * j + Comp];
+                // Changed since bind (without reset()): the lane searches its own track.
+                if (keys[0] != n || tr.size() != keys[1 + n]) {
+                    refresh<Comp>(c, s, j, time);
+                    continue;
+                }
+                std::size_t f, g;
+                interval_at(tr, keys[1 + after], lane_lo[lane], lane_hi[lane], lane_inv[lane], f, g);
+                key0[lane] = reinterpret_cast<const float*>(tr.values().data() + f);
+                key1[lane] = reinterpret_cast<const float*>(tr.values().data() + g);
+                own |= 1u << lane;
+            }
+            take |= own;
+        }
         if (!take) return;
         float* p = c.streams_.get() + std::size_t(base[Comp]) * c.capacity_ + i;
         const std::size_t cap = c.capacity_;
@@ -235,6 +271,8 @@ struct clip_sampler {
         // the cached second ones, already transposed, and only the new second keys are loaded.
         const std::size_t block = slot;
         const unsigned shift = static_cast<unsigned>(i % pose_lane_block);
+        // (Not with subset lanes: shared_take_ leaves them out, so their take is never the one
+        // cached.)
         const bool step_forward = first == c.shared_second_[block] && first != second &&
                                   ((c.shared_take_[block] >> shift) & ((1u << V::width) - 1u)) == take;
         V a[4], b[4];
@@ -244,9 +282,10 @@ struct clip_sampler {
             lanes::load_transposed<dim>(key0, a);
         }
         lanes::load_transposed<dim>(key1, b);
+        // (The subset lanes' value 1 is not key `second`: they are left out of shared_take_.)
         c.shared_second_[block] = second;
         c.shared_take_[block] = static_cast<std::uint8_t>((c.shared_take_[block] & ~(((1u << V::width) - 1u) << shift)) |
-                                                          (take << shift));
+                                                          ((take & ~own) << shift));
         const typename V::mask m = V::from_bits(take);
         const bool every_lane = take == (1u << V::width) - 1u;
         const auto put = [&](std::size_t stream_offset, V value) {
@@ -254,9 +293,15 @@ struct clip_sampler {
             if (every_lane) value.store(q);
             else lanes::select(m, value, V::load(q)).store(q);
         };
-        put(0, V::set1(lo));
-        put(1, V::set1(hi));
-        put(2, V::set1(inv));
+        if (own) {
+            put(0, V::load(lane_lo));
+            put(1, V::load(lane_hi));
+            put(2, V::load(lane_inv));
+        } else {
+            put(0, V::set1(lo));
+            put(1, V::set1(hi));
+            put(2, V::set1(inv));
+        }
         for (unsigned k = 0; k < dim; ++k) {
             // Stream k holds component k (x, y, z[, w]); row `row` is where it sits in memory.
             const unsigned row = dim == 4 ? quat_slot(k) : k;
@@ -276,10 +321,12 @@ struct clip_sampler {
         unsigned stale = ~lanes::bits((lo <= t) & (t < hi)) & all;
         if (!stale) return;
         const unsigned shift = static_cast<unsigned>(i % pose_lane_block);
-        const unsigned shared = (c.shared_[(i / pose_lane_block) * 3 + Comp] >> shift) & all;
+        const std::size_t slot = (i / pose_lane_block) * 3 + Comp;
+        const unsigned shared = (c.shared_[slot] >> shift) & all;
         if (shared && (stale & shared) == shared) {
-            refresh_shared<Comp, V>(c, s, i, shared, time);
-            stale &= ~shared;
+            const unsigned subset = stale & (c.subset_[slot] >> shift) & all;
+            refresh_shared<Comp, V>(c, s, i, shared, subset, time);
+            stale &= ~(shared | subset);
         }
         while (stale) {
             const unsigned lane = lanes::lowest_set_bit(stale);
@@ -314,6 +361,44 @@ struct clip_sampler {
             }
             const bool several = best & (best - 1u);
             c.shared_[block * 3 + Comp] = static_cast<std::uint8_t>(several ? best : 0u);
+        }
+    }
+
+    /// For each block and component with shared keys: the other lanes whose tracks (two keys or
+    /// more, the same mode) are keyed at some of the shared lanes' times, an exporter's key
+    /// reduction (subset_). Their intervals end where the shared lanes' do, so they go stale at
+    /// the same times and are refreshed with them, from the shared search: subset_keys_ maps the
+    /// number of shared keys at or before a time to the number of the lane's.
+    template <unsigned Comp>
+    static void find_subset_keys(sampling_context& c) {
+        for (std::size_t block = 0; block < c.padded_ / pose_lane_block; ++block) {
+            const std::size_t slot = block * 3 + Comp;
+            const unsigned shared = c.shared_[slot];
+            if (!shared) continue;
+            const std::size_t lead_joint = block * pose_lane_block + lanes::lowest_set_bit(shared);
+            const auto& lead = *static_cast<const track_of<Comp>*>(c.tracks_[3 * lead_joint + Comp]);
+            const std::vector<float>& times = lead.times();
+            unsigned subset = 0;
+            for (unsigned lane = 0; lane < pose_lane_block; ++lane) {
+                const std::size_t j = block * pose_lane_block + lane;
+                if ((shared >> lane & 1u) || j >= c.joint_count_ || !c.tracks_[3 * j + Comp] || c.matrix_[j]) continue;
+                const auto& tr = *static_cast<const track_of<Comp>*>(c.tracks_[3 * j + Comp]);
+                if (tr.size() < 2 || tr.mode() != lead.mode()) continue;
+                // Keys at some of the lead's times, in order: a merge. keys[0] = the lead's key
+                // count, then keys[1 + x] = how many of the lane's keys are among the lead's first x.
+                std::vector<std::uint32_t> keys(times.size() + 2, 0);
+                keys[0] = static_cast<std::uint32_t>(times.size());
+                std::size_t k = 0;
+                for (std::size_t x = 0; x < times.size(); ++x) {
+                    if (k < tr.size() && tr.times()[k] == times[x]) ++k;
+                    keys[x + 2] = static_cast<std::uint32_t>(k);
+                }
+                if (k != tr.size()) continue;
+                subset |= 1u << lane;
+                c.subset_at_[3 * j + Comp] = static_cast<std::uint32_t>(c.subset_keys_.size());
+                c.subset_keys_.insert(c.subset_keys_.end(), keys.begin(), keys.end());
+            }
+            c.subset_[slot] = static_cast<std::uint8_t>(subset);
         }
     }
 
@@ -415,6 +500,12 @@ struct clip_sampler {
         find_shared_keys<rotation>(c);
         find_shared_keys<scale>(c);
         find_key_groups(c);
+        c.subset_.assign(c.padded_ / pose_lane_block * 3, 0);
+        c.subset_at_.assign(3 * c.padded_, 0);
+        c.subset_keys_.clear();
+        find_subset_keys<translation>(c);
+        find_subset_keys<rotation>(c);
+        find_subset_keys<scale>(c);
     }
 
     static bool is_bound(const sampling_context& c, const clip& cl, const skeleton& s) {
@@ -537,6 +628,9 @@ inline sampling_context& sampling_context::operator=(const sampling_context& oth
     shared_take_ = other.shared_take_;
     shared_group_ = other.shared_group_;
     shared_found_ = other.shared_found_;
+    subset_ = other.subset_;
+    subset_at_ = other.subset_at_;
+    subset_keys_ = other.subset_keys_;
     streams_.reset();
     if (other.streams_) {
         const std::size_t n = impl::clip_sampler::stream_count * capacity_;
