@@ -505,6 +505,25 @@ TEST_CASE("sample_clip equals sample_track per component: tracks keyed at some o
                 CHECK(kbtest::max_abs_diff(out.get(j), f.expected(j, t)) < 2e-6f);
         }
     }
+    SUBCASE("a subset lane's track changed under the bound context stays in bounds") {
+        sampling_context ctx;
+        local_pose out;
+        REQUIRE(sample_clip(f.c, f.s, 10.0f, ctx, out));
+        // Without reset(): joint 1's rotation (a subset lane) loses all but two keys, joint 11's
+        // gains one past the end. Results unspecified, reads in bounds (ASan checks).
+        for (channel& ch : f.c.channels) {
+            if (ch.joint == 1) drop(ch.rotation, [](std::size_t k, std::size_t) { return k < 2; });
+            if (ch.joint == 11) ch.rotation.push_back(1000.0f, glm::identity<glm::quat>());
+        }
+        for (float t = -5.0f; t < 400.0f; t += 7.0f) CHECK(sample_clip(f.c, f.s, t, ctx, out));
+        for (float t = 400.0f; t > -5.0f; t -= 11.0f) CHECK(sample_clip(f.c, f.s, t, ctx, out));
+        ctx.reset();
+        for (float t : {3.0f, 150.0f, 999.0f}) {
+            REQUIRE(sample_clip(f.c, f.s, t, ctx, out));
+            for (std::size_t j = 0; j < f.s.size(); ++j)
+                CHECK(kbtest::max_abs_diff(out.get(j), f.expected(j, t)) < 2e-6f);
+        }
+    }
 }
 
 TEST_CASE("sample_clip: a shared-key block whose tracks change under a bound context stays in bounds") {
