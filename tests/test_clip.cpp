@@ -426,6 +426,26 @@ void check_every_playback(const sample_fixture& f) {
     SUBCASE("exactly at every key, in order") { check_playback<V>(f, exact); }
 }
 
+// check_every_playback on the scalar, SSE2 (when built) and native lane paths.
+void check_lane_paths(const sample_fixture& f) {
+    SUBCASE("scalar") { check_every_playback<impl::lanes::f1>(f); }
+#if defined(KEYBLEND_LANES_AVX2) || defined(KEYBLEND_LANES_SSE2)
+    SUBCASE("SSE2") { check_every_playback<impl::lanes::f4>(f); }
+#endif
+    SUBCASE("native") { check_every_playback<impl::lanes::native>(f); }
+}
+
+// sample_clip (the widest lanes) through ctx at each of `times`: every joint the reference's.
+template <class Times>
+void check_public(const sample_fixture& f, const Times& times, sampling_context& ctx) {
+    local_pose out;
+    for (float t : times) {
+        REQUIRE(sample_clip(f.c, f.s, t, ctx, out));
+        for (std::size_t j = 0; j < f.s.size(); ++j)
+            CHECK(kbtest::max_abs_diff(out.get(j), f.expected(j, t)) < 2e-6f);
+    }
+}
+
 } // namespace
 
 TEST_CASE("sample_clip equals sample_track per component: scalar reference path") {
@@ -442,28 +462,15 @@ TEST_CASE("sample_clip equals sample_track per component: SSE2 path") {
 
 TEST_CASE("sample_clip equals sample_track per component: joints keyed at shared times") {
     const sample_fixture f(true);
-    SUBCASE("scalar") { check_every_playback<impl::lanes::f1>(f); }
-#if defined(KEYBLEND_LANES_AVX2) || defined(KEYBLEND_LANES_SSE2)
-    SUBCASE("SSE2") { check_every_playback<impl::lanes::f4>(f); }
-#endif
-    SUBCASE("native") { check_every_playback<impl::lanes::native>(f); }
+    check_lane_paths(f);
 }
 
 TEST_CASE("sample_clip equals sample_track per component: two sets of shared key times") {
     const sample_fixture f(true, true);
-    SUBCASE("scalar") { check_every_playback<impl::lanes::f1>(f); }
-#if defined(KEYBLEND_LANES_AVX2) || defined(KEYBLEND_LANES_SSE2)
-    SUBCASE("SSE2") { check_every_playback<impl::lanes::f4>(f); }
-#endif
-    SUBCASE("native") { check_every_playback<impl::lanes::native>(f); }
+    check_lane_paths(f);
     SUBCASE("the same time twice, then on: the second sample reuses the first's search") {
         sampling_context ctx;
-        local_pose out;
-        for (float t : {30.0f, 30.0f, 31.0f, 60.0f, 60.0f, 10.0f}) {
-            REQUIRE(sample_clip(f.c, f.s, t, ctx, out));
-            for (std::size_t j = 0; j < f.s.size(); ++j)
-                CHECK(kbtest::max_abs_diff(out.get(j), f.expected(j, t)) < 2e-6f);
-        }
+        check_public(f, std::vector<float>{30.0f, 30.0f, 31.0f, 60.0f, 60.0f, 10.0f}, ctx);
     }
 }
 
@@ -491,19 +498,12 @@ TEST_CASE("sample_clip equals sample_track per component: tracks keyed at some o
     }
     f.c.duration = last_key_time(f.c);
     REQUIRE(validate_clip(f.c, f.s));
-    SUBCASE("scalar") { check_every_playback<impl::lanes::f1>(f); }
-#if defined(KEYBLEND_LANES_AVX2) || defined(KEYBLEND_LANES_SSE2)
-    SUBCASE("SSE2") { check_every_playback<impl::lanes::f4>(f); }
-#endif
-    SUBCASE("native") { check_every_playback<impl::lanes::native>(f); }
+    check_lane_paths(f);
     SUBCASE("the widest lanes") {
+        std::vector<float> times;
+        for (float t = -3.0f; t < f.c.duration + 5.0f; t += 0.75f) times.push_back(t);
         sampling_context ctx;
-        local_pose out;
-        for (float t = -3.0f; t < f.c.duration + 5.0f; t += 0.75f) {
-            REQUIRE(sample_clip(f.c, f.s, t, ctx, out));
-            for (std::size_t j = 0; j < f.s.size(); ++j)
-                CHECK(kbtest::max_abs_diff(out.get(j), f.expected(j, t)) < 2e-6f);
-        }
+        check_public(f, times, ctx);
     }
     SUBCASE("a subset lane's track changed under the bound context stays in bounds") {
         sampling_context ctx;
@@ -518,11 +518,7 @@ TEST_CASE("sample_clip equals sample_track per component: tracks keyed at some o
         for (float t = -5.0f; t < 400.0f; t += 7.0f) CHECK(sample_clip(f.c, f.s, t, ctx, out));
         for (float t = 400.0f; t > -5.0f; t -= 11.0f) CHECK(sample_clip(f.c, f.s, t, ctx, out));
         ctx.reset();
-        for (float t : {3.0f, 150.0f, 999.0f}) {
-            REQUIRE(sample_clip(f.c, f.s, t, ctx, out));
-            for (std::size_t j = 0; j < f.s.size(); ++j)
-                CHECK(kbtest::max_abs_diff(out.get(j), f.expected(j, t)) < 2e-6f);
-        }
+        check_public(f, std::vector<float>{3.0f, 150.0f, 999.0f}, ctx);
     }
 }
 
@@ -538,11 +534,7 @@ TEST_CASE("sample_clip: a shared-key block whose tracks change under a bound con
     f.c.channels[1].rotation.push_back(1000.0f, glm::identity<glm::quat>());
     for (float t = 0.0f; t < 400.0f; t += 7.0f) CHECK(sample_clip(f.c, f.s, t, ctx, out));
     ctx.reset();
-    for (float t : {3.0f, 150.0f}) {
-        REQUIRE(sample_clip(f.c, f.s, t, ctx, out));
-        for (std::size_t j = 0; j < f.s.size(); ++j)
-            CHECK(kbtest::max_abs_diff(out.get(j), f.expected(j, t)) < 2e-6f);
-    }
+    check_public(f, std::vector<float>{3.0f, 150.0f}, ctx);
 }
 
 template <class Wide, class Narrow>

@@ -384,19 +384,23 @@ struct clip_sampler {
                 if ((shared >> lane & 1u) || j >= c.joint_count_ || !c.tracks_[3 * j + Comp] || c.matrix_[j]) continue;
                 const auto& tr = *static_cast<const track_of<Comp>*>(c.tracks_[3 * j + Comp]);
                 if (tr.size() < 2 || tr.mode() != lead.mode()) continue;
-                // Keys at some of the lead's times, in order: a merge. keys[0] = the lead's key
-                // count, then keys[1 + x] = how many of the lane's keys are among the lead's first x.
-                std::vector<std::uint32_t> keys(times.size() + 2, 0);
-                keys[0] = static_cast<std::uint32_t>(times.size());
+                // Keys at some of the lead's times, in order: a merge, written where it will stay
+                // (taken back when the lane has a key of its own). The lead's key count, then for
+                // x = 0 .. n how many of the lane's keys are among the lead's first x.
+                const std::size_t at = c.subset_keys_.size();
+                c.subset_keys_.push_back(static_cast<std::uint32_t>(times.size()));
+                c.subset_keys_.push_back(0);
                 std::size_t k = 0;
                 for (std::size_t x = 0; x < times.size(); ++x) {
                     if (k < tr.size() && tr.times()[k] == times[x]) ++k;
-                    keys[x + 2] = static_cast<std::uint32_t>(k);
+                    c.subset_keys_.push_back(static_cast<std::uint32_t>(k));
                 }
-                if (k != tr.size()) continue;
+                if (k != tr.size()) {
+                    c.subset_keys_.resize(at);
+                    continue;
+                }
                 subset |= 1u << lane;
-                c.subset_at_[3 * j + Comp] = static_cast<std::uint32_t>(c.subset_keys_.size());
-                c.subset_keys_.insert(c.subset_keys_.end(), keys.begin(), keys.end());
+                c.subset_at_[3 * j + Comp] = static_cast<std::uint32_t>(at);
             }
             c.subset_[slot] = static_cast<std::uint8_t>(subset);
         }
