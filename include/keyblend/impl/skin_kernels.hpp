@@ -36,6 +36,9 @@
 // AVX-512 with one slot and packed streams (no tangents) skips steps 2 and 3: each group is two
 // quads of one vertex per 128-bit lane (aos_group), its matrices transposed by 128-bit blocks and
 // its coordinates broadcast within lanes, with the same FMAs in the same order (the same bits).
+// One slot, a quad (AVX-512) or group (8 lanes) whose vertices share one joint (one_joint: a rigid
+// part's vertices) broadcasts that palette matrix instead of loading and transposing one per
+// vertex: the same values in the same lanes, the same bits.
 //
 // What bounds it (Zen 4, measured per instruction class in isolation: 2 FMAs, 3 in-lane shuffles,
 // 2 cross-lane permutes and 2 256-bit loads per cycle, FMAs and cross-lane permutes sharing a
@@ -461,6 +464,30 @@ KEYBLEND_SKIN_INLINE const float* matrix_at(const lbs_args& a, std::uint32_t off
     return a.palette + offset;
 }
 
+/// True when the N vertices from v (one slot each, packed) all have the joint of vertex v, whose
+/// palette offset (in floats) goes to `offset`: a
+/// rigid part of a mesh, whose one-influence vertices come in runs bound to the same joint (56% of
+/// Testwuson's groups of 8 one-influence vertices, 73% of its quads). Their matrices are then one
+/// palette matrix broadcast, not N loaded and transposed: the same values in the same lanes, so
+/// the same bits. Exactly the N indices are read (as 64-bit words, compared with the first index
+/// repeated in every position).
+template <int N, class Index>
+KEYBLEND_SKIN_INLINE bool one_joint(const lbs_args& a, std::size_t v, std::uint32_t& offset) {
+    constexpr int per_word = 8 / int(sizeof(Index));
+    static_assert(N % per_word == 0 || N < per_word, "whole words, or fewer indices than one");
+    std::uint64_t q[std::size_t((N + per_word - 1) / per_word)];
+    load_joint_words<N, Index>(a.joints + v * sizeof(Index), q);
+    constexpr unsigned bits = 8 * sizeof(Index);
+    constexpr int in_first = N < per_word ? N : per_word;
+    std::uint64_t ones = 0;
+    for (int i = 0; i < in_first; ++i) ones |= std::uint64_t(1) << (bits * unsigned(i));
+    const std::uint64_t joint = q[0] & ((std::uint64_t(1) << bits) - 1), first = joint * ones;
+    offset = static_cast<std::uint32_t>(joint) * 16u;
+    bool same = true;
+    unroll<int(sizeof q / sizeof q[0])>([&](auto w) KEYBLEND_SKIN_LAMBDA { same = same && q[w] == first; });
+    return same;
+}
+
 // ---------------------------------------------------------------------------------------------
 // f4: SSE2 (FMA when the compiler targets it).
 // ---------------------------------------------------------------------------------------------
@@ -767,6 +794,20 @@ struct lane_ops<f8> {
     KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
         if constexpr (K > 0)
             if (!group_joints_ok<8, K, Index, Mode>(a, v)) return false;
+        if constexpr (K == 1 && packed(Mode)) {
+            std::uint32_t offset;
+            if (one_joint<8, Index>(a, v, offset)) {
+                // Each element of the matrix broadcast (a load, no shuffle); with a stored weight
+                // blended (group_mode::packed), times the group's 8 weights: w * M, as the blend.
+                const float* p = matrix_at(a, offset);
+                unroll<12>([&](auto e) KEYBLEND_SKIN_LAMBDA {
+                    m[e] = V{_mm256_broadcast_ss(p + 4 * (e / 3) + e % 3)};
+                    if constexpr (implied_of(Mode) == 0)
+                        m[e] = V::load(reinterpret_cast<const float*>(a.weights) + v) * m[e];
+                });
+                return true;
+            }
+        }
         __m256 ua[2][3], ub[2][3];
         blend_group<K, Index, Mode, B>(a, v, ua, ub);
         for (int r = 0; r < 3; ++r) {
@@ -1095,6 +1136,8 @@ KEYBLEND_SKIN_INLINE __m512 in_lanes(__m512 x) { return _mm512_maskz_permute_ps(
 template <int Imm>
 KEYBLEND_SKIN_INLINE __m512 blocks(__m512 x, __m512 y) { return _mm512_maskz_shuffle_f32x4(0xFFFF, x, y, Imm); }
 KEYBLEND_SKIN_INLINE __m512 permute(__m512i index, __m512 x) { return _mm512_maskz_permutexvar_ps(0xFFFF, index, x); }
+/// The 4 floats at p in every 128-bit block.
+KEYBLEND_SKIN_INLINE __m512 every_block(const float* p) { return _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_loadu_ps(p)); }
 
 template <int K, class Index, group_mode Mode, int Streams>
 KEYBLEND_SKIN_INLINE void aos_group(const lbs_args& a, std::size_t v) {
@@ -1112,22 +1155,34 @@ KEYBLEND_SKIN_INLINE void aos_group(const lbs_args& a, std::size_t v) {
     }
     unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
         const std::size_t u = v + 4 * std::size_t(h);
-        __m512 m[4];
-        for_each_vertex<4, K, Index, Mode>(
-            a, u, [&](auto i, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
-                f16 c[1];
-                blend_matrix<f16, K, Index, implied_of(Mode)>(a, u + std::size_t(i), off, wp, c);
-                m[i] = c[0].v;
-            });
         // cj: column j of the four vertices, vertex i's in lane i.
-        const __m512 t0 = blocks<0x44>(m[0], m[1]); // a0 a1 b0 b1
-        const __m512 t1 = blocks<0xEE>(m[0], m[1]); // a2 a3 b2 b3
-        const __m512 t2 = blocks<0x44>(m[2], m[3]);
-        const __m512 t3 = blocks<0xEE>(m[2], m[3]);
-        const __m512 c0 = blocks<0x88>(t0, t2); // a0 b0 c0 d0
-        const __m512 c1 = blocks<0xDD>(t0, t2);
-        const __m512 c2 = blocks<0x88>(t1, t3);
-        const __m512 c3 = blocks<0xDD>(t1, t3);
+        __m512 c0, c1, c2, c3;
+        std::uint32_t offset;
+        if (implied_of(Mode) >= 1 && one_joint<4, Index>(a, u, offset)) {
+            // One joint for the quad (the palette matrix unweighted, as blend_matrix gives it):
+            // each column broadcast to the four lanes, no transpose (18 shuffles a quad -> 10).
+            const float* p = matrix_at(a, offset);
+            c0 = every_block(p);
+            c1 = every_block(p + 4);
+            c2 = every_block(p + 8);
+            c3 = every_block(p + 12);
+        } else {
+            __m512 m[4];
+            for_each_vertex<4, K, Index, Mode>(
+                a, u, [&](auto i, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
+                    f16 c[1];
+                    blend_matrix<f16, K, Index, implied_of(Mode)>(a, u + std::size_t(i), off, wp, c);
+                    m[i] = c[0].v;
+                });
+            const __m512 t0 = blocks<0x44>(m[0], m[1]); // a0 a1 b0 b1
+            const __m512 t1 = blocks<0xEE>(m[0], m[1]); // a2 a3 b2 b3
+            const __m512 t2 = blocks<0x44>(m[2], m[3]);
+            const __m512 t3 = blocks<0xEE>(m[2], m[3]);
+            c0 = blocks<0x88>(t0, t2); // a0 b0 c0 d0
+            c1 = blocks<0xDD>(t0, t2);
+            c2 = blocks<0x88>(t1, t3);
+            c3 = blocks<0xDD>(t1, t3);
+        }
         const __m512i lane_of = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
         const __m512 w = permute(_mm512_add_epi32(lane_of, _mm512_set1_epi32(4 * int(h))), weights);
         const auto load = [&](const in_stream& s) KEYBLEND_SKIN_LAMBDA {
