@@ -197,6 +197,13 @@ std::vector<joint_index> forest(std::size_t trees, std::size_t each) {
     return p;
 }
 
+/// A lone root before the shape (a .X file's scene root frame, then the armature).
+std::vector<joint_index> after_lone_root(const std::vector<joint_index>& shape) {
+    std::vector<joint_index> p{-1};
+    for (joint_index x : shape) p.push_back(x < 0 ? -1 : x + 1);
+    return p;
+}
+
 skeleton from_parent_list(const std::vector<joint_index>& parents) {
     std::vector<joint_desc> in(parents.size());
     for (std::size_t j = 0; j < parents.size(); ++j) {
@@ -219,7 +226,8 @@ local_pose rigid_pose(std::size_t n, std::uint32_t seed) {
 TEST_CASE("local_to_model's two runs: each window splits where no joint of one run needs the other") {
     std::vector<std::vector<joint_index>> shapes{chain_parents(1), chain_parents(300), two_chains(150),
                                                  two_chains(50),   two_chains(3),      character(),
-                                                 forest(5, 40),    forest(40, 7)};
+                                                 forest(5, 40),    forest(40, 7),      after_lone_root(two_chains(20)),
+                                                 after_lone_root(character())};
     for (std::size_t n : {9u, 67u, 200u, 400u}) shapes.push_back(random_skeleton(n, std::uint32_t(n) + 3).parents());
     for (const auto& parents : shapes) {
         const skeleton s = from_parent_list(parents);
@@ -253,6 +261,11 @@ TEST_CASE("local_to_model's two runs: each window splits where no joint of one r
         if (parents == two_chains(50)) {
             CHECK(impl::model_schedule::full_range(s, 0).first == 1);
             CHECK(impl::model_schedule::full_range(s, 0).middle == 51);
+        }
+        // A lone root first: the runs are still the two chains (not the root and the rest).
+        if (parents == after_lone_root(two_chains(20))) {
+            CHECK(impl::model_schedule::full_range(s, 0).first == 2);
+            CHECK(impl::model_schedule::full_range(s, 0).middle == 22);
         }
         if (parents == two_chains(150)) {
             CHECK(impl::model_schedule::full_range(s, 0).first == 128); // one chain: no split

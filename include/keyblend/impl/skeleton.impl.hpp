@@ -18,28 +18,39 @@ namespace impl {
 inline constexpr std::size_t model_window_joints = 128;
 
 /// Where local_to_model splits a window [begin, end) of joints into two runs that do not depend on
-/// each other: the joints before `first` are computed first (the chain from `begin` down to the
-/// first joint whose sub-tree ends inside the window), then [first, middle) and [middle, end),
-/// whose parents are in their own run or before `first`. `middle` is the end of one of the
-/// sub-trees that follow `first` (the nearest to the middle); middle == end when there is none.
-/// (A joint after the sub-tree of `first` is not a descendant of it: its parent is before `first`
-/// or after the boundary.)
+/// each other: the joints before `first` are computed first, then [first, middle) and [middle,
+/// end), whose parents are in their own run or before `first`. `middle` is the end of one of the
+/// sub-trees that follow one another from `first` (a joint after the sub-tree of `first` is not a
+/// descendant of it: its parent is before `first` or after the boundary). Of all such splits, the
+/// one whose shorter run is longest: the runs' joints go in pairs, one of each, and a pair's
+/// products overlap where one joint's wait for its parent's would not. (Taking the first joint
+/// whose sub-tree ends inside the window, as before, split a .X file whose scene root frame comes
+/// before the armature, Testwuson's or BCN_Epileptic's, into that frame and everything else.)
+/// middle == first == end when no split pairs any joints.
 struct model_split {
     std::size_t first, middle;
 };
 
 struct model_schedule {
     static model_split split(const skeleton& s, std::size_t begin, std::size_t end) {
-        std::size_t first = begin;
-        while (first < end && s.subtree_end(first) >= end) ++first;
-        const std::size_t target = first + (end - first) / 2;
-        const auto distance = [target](std::size_t x) { return x > target ? x - target : target - x; };
-        std::size_t best = end;
-        for (std::size_t c = first; c < end;) {
-            c = std::min(s.subtree_end(c), end);
-            if (c < end && (best == end || distance(c) < distance(best))) best = c;
+        model_split best{end, end};
+        std::size_t paired = 0; // the shorter run's length with `best`
+        // (No split from a later `first` can pair more than half of what follows it.)
+        for (std::size_t first = begin; first < end && (end - first) / 2 > paired; ++first) {
+            const std::size_t target = first + (end - first) / 2;
+            const auto distance = [target](std::size_t x) { return x > target ? x - target : target - x; };
+            std::size_t middle = end;
+            for (std::size_t c = first; c < end;) {
+                c = std::min(s.subtree_end(c), end);
+                if (c < end && (middle == end || distance(c) < distance(middle))) middle = c;
+            }
+            const std::size_t m = std::min(middle - first, end - middle);
+            if (middle < end && m > paired) {
+                paired = m;
+                best = {first, middle};
+            }
         }
-        return {std::min(first, end), best};
+        return best;
     }
 
     /// The split of window `w` of the whole skeleton, computed when the skeleton was built.
