@@ -36,9 +36,9 @@
 // AVX-512 with one slot and packed streams (no tangents) skips steps 2 and 3: each group is two
 // quads of one vertex per 128-bit lane (aos_group), its matrices transposed by 128-bit blocks and
 // its coordinates broadcast within lanes, with the same FMAs in the same order (the same bits).
-// One slot, a quad (AVX-512) or group (8 lanes) whose vertices share one joint (one_joint: a rigid
-// part's vertices) broadcasts that palette matrix instead of loading and transposing one per
-// vertex: the same values in the same lanes, the same bits.
+// A quad (AVX-512, one slot) or group (8 lanes) that blends one slot, whose vertices share its
+// joint (one_joint: a rigid part's vertices), broadcasts that palette matrix instead of loading
+// and transposing one per vertex: the same values in the same lanes, the same bits.
 //
 // What bounds it (Zen 4, measured per instruction class in isolation: 2 FMAs, 3 in-lane shuffles,
 // 2 cross-lane permutes and 2 256-bit loads per cycle, FMAs and cross-lane permutes sharing a
@@ -464,28 +464,43 @@ KEYBLEND_SKIN_INLINE const float* matrix_at(const lbs_args& a, std::uint32_t off
     return a.palette + offset;
 }
 
-/// True when the N vertices from v (one slot each, packed) all have the joint of vertex v, whose
-/// palette offset (in floats) goes to `offset`: a
-/// rigid part of a mesh, whose one-influence vertices come in runs bound to the same joint (56% of
-/// Testwuson's groups of 8 one-influence vertices, 73% of its quads). Their matrices are then one
-/// palette matrix broadcast, not N loaded and transposed: the same values in the same lanes, so
-/// the same bits. Exactly the N indices are read (as 64-bit words, compared with the first index
-/// repeated in every position).
-template <int N, class Index>
+/// True when the N vertices from v (packed, K slots each) all have the joint of vertex v in their
+/// first slot, whose palette offset (in floats) goes to `offset`: for one slot, or the first of K
+/// when a group blends only that one (slots_used). A rigid part's one-influence vertices come in
+/// runs bound to the same joint: 56% of Testwuson's groups of 8 one-influence vertices, 73% of its
+/// quads; in the loader's 4-slot layout, 87 of its 400 groups blend one slot of one joint. Their
+/// matrices are then one palette matrix broadcast, not N loaded and transposed: the same values in
+/// the same lanes, so the same bits. Exactly the indices compared are read: for one slot as 64-bit
+/// words, each compared with the first index repeated in every position.
+template <int N, int K, class Index>
 KEYBLEND_SKIN_INLINE bool one_joint(const lbs_args& a, std::size_t v, std::uint32_t& offset) {
-    constexpr int per_word = 8 / int(sizeof(Index));
-    static_assert(N % per_word == 0 || N < per_word, "whole words, or fewer indices than one");
-    std::uint64_t q[std::size_t((N + per_word - 1) / per_word)];
-    load_joint_words<N, Index>(a.joints + v * sizeof(Index), q);
-    constexpr unsigned bits = 8 * sizeof(Index);
-    constexpr int in_first = N < per_word ? N : per_word;
-    std::uint64_t ones = 0;
-    for (int i = 0; i < in_first; ++i) ones |= std::uint64_t(1) << (bits * unsigned(i));
-    const std::uint64_t joint = q[0] & ((std::uint64_t(1) << bits) - 1), first = joint * ones;
-    offset = static_cast<std::uint32_t>(joint) * 16u;
-    bool same = true;
-    unroll<int(sizeof q / sizeof q[0])>([&](auto w) KEYBLEND_SKIN_LAMBDA { same = same && q[w] == first; });
-    return same;
+    const unsigned char* p = a.joints + v * K * sizeof(Index);
+    if constexpr (K > 1) {
+        Index first;
+        std::memcpy(&first, p, sizeof first);
+        offset = static_cast<std::uint32_t>(first) * 16u;
+        bool same = true;
+        unroll<N - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+            Index j;
+            std::memcpy(&j, p + (i + 1) * K * sizeof(Index), sizeof j);
+            same = same && j == first;
+        });
+        return same;
+    } else {
+        constexpr int per_word = 8 / int(sizeof(Index));
+        static_assert(N % per_word == 0 || N < per_word, "whole words, or fewer indices than one");
+        std::uint64_t q[std::size_t((N + per_word - 1) / per_word)];
+        load_joint_words<N, Index>(p, q);
+        constexpr unsigned bits = 8 * sizeof(Index);
+        constexpr int in_first = N < per_word ? N : per_word;
+        std::uint64_t ones = 0;
+        for (int i = 0; i < in_first; ++i) ones |= std::uint64_t(1) << (bits * unsigned(i));
+        const std::uint64_t joint = q[0] & ((std::uint64_t(1) << bits) - 1), first = joint * ones;
+        offset = static_cast<std::uint32_t>(joint) * 16u;
+        bool same = true;
+        unroll<int(sizeof q / sizeof q[0])>([&](auto w) KEYBLEND_SKIN_LAMBDA { same = same && q[w] == first; });
+        return same;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -760,6 +775,18 @@ struct lane_ops<f4> {
 // ---------------------------------------------------------------------------------------------
 #if KEYBLEND_SKIN_R_AVX2
 
+/// The first stored weight of each of the 8 vertices from v (packed, K stored weights each).
+template <int K>
+KEYBLEND_SKIN_INLINE f8 first_weights(const lbs_args& a, std::size_t v) {
+    const float* w = reinterpret_cast<const float*>(a.weights) + v * K;
+    if constexpr (K == 1) {
+        return f8::load(w);
+    } else {
+        // (Eight scalar loads: only groups of one joint take them.)
+        return {_mm256_setr_ps(w[0], w[K], w[2 * K], w[3 * K], w[4 * K], w[5 * K], w[6 * K], w[7 * K])};
+    }
+}
+
 template <>
 struct lane_ops<f8> {
     using V = f8;
@@ -794,16 +821,18 @@ struct lane_ops<f8> {
     KEYBLEND_SKIN_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
         if constexpr (K > 0)
             if (!group_joints_ok<8, K, Index, Mode>(a, v)) return false;
-        if constexpr (K == 1 && packed(Mode)) {
+        if constexpr (B == 1 && packed(Mode)) {
             std::uint32_t offset;
-            if (one_joint<8, Index>(a, v, offset)) {
+            if (one_joint<8, K, Index>(a, v, offset)) {
                 // Each element of the matrix broadcast (a load, no shuffle); with a stored weight
-                // blended (group_mode::packed), times the group's 8 weights: w * M, as the blend.
+                // blended (group_mode::packed), times the group's 8 first weights: w * M, as the
+                // blend. (B == 1 < K only with stored weights: slots_used.)
                 const float* p = matrix_at(a, offset);
+                V w = V::set1(1.0f);
+                if constexpr (implied_of(Mode) == 0) w = first_weights<K>(a, v);
                 unroll<12>([&](auto e) KEYBLEND_SKIN_LAMBDA {
                     m[e] = V{_mm256_broadcast_ss(p + 4 * (e / 3) + e % 3)};
-                    if constexpr (implied_of(Mode) == 0)
-                        m[e] = V::load(reinterpret_cast<const float*>(a.weights) + v) * m[e];
+                    if constexpr (implied_of(Mode) == 0) m[e] = w * m[e];
                 });
                 return true;
             }
@@ -1158,7 +1187,7 @@ KEYBLEND_SKIN_INLINE void aos_group(const lbs_args& a, std::size_t v) {
         // cj: column j of the four vertices, vertex i's in lane i.
         __m512 c0, c1, c2, c3;
         std::uint32_t offset;
-        if (implied_of(Mode) >= 1 && one_joint<4, Index>(a, u, offset)) {
+        if (implied_of(Mode) >= 1 && one_joint<4, 1, Index>(a, u, offset)) {
             // One joint for the quad (the palette matrix unweighted, as blend_matrix gives it):
             // each column broadcast to the four lanes, no transpose (18 shuffles a quad -> 10).
             const float* p = matrix_at(a, offset);
