@@ -306,13 +306,20 @@ KEYBLEND_SKIN_INLINE void load_joint_words(const unsigned char* p, std::uint64_t
 /// The K joints at p (one vertex's) as offsets into the palette in floats (16 per matrix: a
 /// float index folds into the loads' addressing, a byte offset costs an add). Unchecked: the
 /// caller has checked the group (group_joints_ok).
-template <int K, class Index>
+template <int K, class Index, bool Whole = false>
 KEYBLEND_SKIN_INLINE void fast_joints(const unsigned char* p, std::uint32_t* offset) {
     constexpr int per_word = 8 / int(sizeof(Index));
     // Exactly the vertex's K indices: nothing past the last vertex's joints is read, so the SIMD
-    // groups may run to the end of the mesh.
-    std::uint64_t q[std::size_t((K + per_word - 1) / per_word)];
-    load_joint_words<K, Index>(p, q);
+    // groups may run to the end of the mesh. Whole: the words end within the group's joints
+    // (packed), so whole words may be read (one load, not two or three and their shifts): the
+    // bytes past the vertex's indices are the next vertices', and the masks below drop them.
+    constexpr std::size_t words = std::size_t((K + per_word - 1) / per_word);
+    std::uint64_t q[words];
+    if constexpr (Whole) {
+        unroll<int(words)>([&](auto w) KEYBLEND_SKIN_LAMBDA { q[w] = load_bytes<8>(p + 8 * w); });
+    } else {
+        load_joint_words<K, Index>(p, q);
+    }
     constexpr unsigned bits = 8 * sizeof(Index);
     constexpr std::uint64_t mask = ((std::uint64_t(1) << bits) - 1) << 4;
     unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
@@ -577,7 +584,12 @@ KEYBLEND_SKIN_INLINE void for_each_vertex(const lbs_args& a, std::size_t v, F&& 
             wp += a.weight_stride;
         } else {
             std::uint32_t off[std::size_t(K)];
-            fast_joints<K, Index>(jp + i * js, off);
+            // (Only where the last word's exact read takes more than one load, 3, 5, 6 or 7
+            // bytes, and the whole words end within the group's joints.)
+            constexpr std::size_t tail = js % 8, read = (js + 7) / 8 * 8;
+            constexpr bool whole = tail != 0 && tail != 1 && tail != 2 && tail != 4 &&
+                                   decltype(i)::value * js + read <= N * js;
+            fast_joints<K, Index, whole>(jp + i * js, off);
             f(i, off, wp + i * ws);
         }
     });
