@@ -293,12 +293,13 @@ KEYBLEND_SKIN_INLINE std::uint64_t load_bytes(const unsigned char* p) {
     }
 }
 
-/// The words of the K indices of type Index at p, exactly (nothing past them is read).
-template <int K, class Index>
+/// The words of the K indices of type Index at p, exactly (nothing past them is read), or Whole:
+/// whole words, the bytes past the indices included (the caller knows they are there).
+template <int K, class Index, bool Whole = false>
 KEYBLEND_SKIN_INLINE void load_joint_words(const unsigned char* p, std::uint64_t (&q)[(std::size_t(K) * sizeof(Index) + 7) / 8]) {
     constexpr std::size_t bytes = std::size_t(K) * sizeof(Index), words = (bytes + 7) / 8;
     unroll<int(words)>([&](auto w) KEYBLEND_SKIN_LAMBDA {
-        constexpr std::size_t at = 8 * std::size_t(w), n = bytes - at < 8 ? bytes - at : 8;
+        constexpr std::size_t at = 8 * std::size_t(w), n = Whole || bytes - at >= 8 ? 8 : bytes - at;
         q[w] = load_bytes<n>(p + at);
     });
 }
@@ -313,13 +314,8 @@ KEYBLEND_SKIN_INLINE void fast_joints(const unsigned char* p, std::uint32_t* off
     // groups may run to the end of the mesh. Whole: the words end within the group's joints
     // (packed), so whole words may be read (one load, not two or three and their shifts): the
     // bytes past the vertex's indices are the next vertices', and the masks below drop them.
-    constexpr std::size_t words = std::size_t((K + per_word - 1) / per_word);
-    std::uint64_t q[words];
-    if constexpr (Whole) {
-        unroll<int(words)>([&](auto w) KEYBLEND_SKIN_LAMBDA { q[w] = load_bytes<8>(p + 8 * w); });
-    } else {
-        load_joint_words<K, Index>(p, q);
-    }
+    std::uint64_t q[std::size_t((K + per_word - 1) / per_word)];
+    load_joint_words<K, Index, Whole>(p, q);
     constexpr unsigned bits = 8 * sizeof(Index);
     constexpr std::uint64_t mask = ((std::uint64_t(1) << bits) - 1) << 4;
     unroll<K>([&](auto i) KEYBLEND_SKIN_LAMBDA {
@@ -584,11 +580,10 @@ KEYBLEND_SKIN_INLINE void for_each_vertex(const lbs_args& a, std::size_t v, F&& 
             wp += a.weight_stride;
         } else {
             std::uint32_t off[std::size_t(K)];
-            // (Only where the last word's exact read takes more than one load, 3, 5, 6 or 7
-            // bytes, and the whole words end within the group's joints.)
+            // (Only where the last word's exact read takes more than one load, its bytes not a
+            // power of 2: 3, 5, 6 or 7; and the whole words end within the group's joints.)
             constexpr std::size_t tail = js % 8, read = (js + 7) / 8 * 8;
-            constexpr bool whole = tail != 0 && tail != 1 && tail != 2 && tail != 4 &&
-                                   decltype(i)::value * js + read <= N * js;
+            constexpr bool whole = (tail & (tail - 1)) != 0 && decltype(i)::value * js + read <= N * js;
             fast_joints<K, Index, whole>(jp + i * js, off);
             f(i, off, wp + i * ws);
         }
