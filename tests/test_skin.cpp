@@ -591,6 +591,12 @@ TEST_CASE("the build's kernels") {
     if (const char* forced = std::getenv("KEYBLEND_SKIN_ISA")) CHECK(std::string(to_string(skinning_isa())) == forced);
     CHECK(skinning_isa_supported(skinning_isa()));
     MESSAGE("skinning runs the " << to_string(skinning_isa()) << " kernels in this build");
+    // KEYBLEND_SKIN_QUADS=0 or 1 decides how the AVX-512 kernels take 2 to 8 slots (ctest runs the
+    // AVX-512 suite once each way); without it, the CPU does.
+    const std::string quads = std::getenv("KEYBLEND_SKIN_QUADS") ? std::getenv("KEYBLEND_SKIN_QUADS") : "";
+    if (quads == "0" || quads == "1") CHECK(impl::skin::prefer_quads() == (quads == "1"));
+    if (skinning_isa() == simd_isa::avx512)
+        MESSAGE("2 to 8 slots as " << std::string(impl::skin::prefer_quads() ? "quads" : "eight lanes"));
 }
 
 #if defined(KEYBLEND_RUNTIME_DISPATCH)
@@ -1389,6 +1395,103 @@ TEST_CASE("the loader's layout: slots of weight 0 in a whole group are left out 
         CHECK((nan_bits & 0x007fffffu) != 0u);
         CHECK((finite_bits & 0x7f800000u) != 0x7f800000u);
     }
+}
+
+namespace {
+/// Equal values: the same bits, or zeros of either sign (a slot of weight 0 left out of a blend
+/// changes at most the sign of a zero). Under -ffast-math, within rounding.
+bool same_value(float a, float b) {
+#if defined(__FAST_MATH__)
+    return std::fabs(a - b) <= 4e-7f * std::max(1.0f, std::fabs(a));
+#else
+    return kbtest::bit_equal(a, b) || a == b;
+#endif
+}
+
+/// Runs f's job (run(), and run_linear_with the build's widest kernels) with the AVX-512 kernels'
+/// 2 to 8 slots as quads and as eight lanes, checks both against the reference and returns how
+/// many outputs differ between the two.
+template <class Index>
+std::size_t quads_against_lanes(fixture<Index>& f, const reference& r, const std::string& label) {
+    const int chosen = impl::skin::quads_choice.load();
+    std::vector<float> out[2][2];
+    for (int quads = 0; quads < 2; ++quads) {
+        impl::skin::quads_choice.store(quads);
+        out[quads][0] = run_path(skinning_isa(), f, r, label + (quads ? " quads" : " lanes"));
+        f.reset_outputs();
+        REQUIRE(f.job.run());
+        check_against(f, r, label + (quads ? " quads [run]" : " lanes [run]"));
+        out[quads][1] = outputs_of(f);
+    }
+    impl::skin::quads_choice.store(chosen);
+    std::size_t differ = 0;
+    for (int path = 0; path < 2; ++path)
+        for (std::size_t i = 0; i < out[0][path].size(); ++i) differ += !same_value(out[0][path][i], out[1][path][i]);
+    return differ;
+}
+} // namespace
+
+TEST_CASE("2 to 8 slots: AVX-512's quads and its eight lanes get the same values") {
+    // On CPUs whose 512-bit operations run at full width (Zen 5) the AVX-512 kernels skin 2 to 8
+    // slots as quads of one vertex per 128-bit lane, elsewhere as eight lanes of floats
+    // (impl::skin::prefer_quads): the same FMAs in the same order. The loader's layout with
+    // slots of weight 0 leaves out a quad's, or a group's, unused last slots, which changes at
+    // most the sign of a zero. Both index types, stored and implied weights, every slot count,
+    // lengths and ranges that are not whole groups, packed streams without tangents (what the
+    // quads take) and with (what they leave to the eight lanes), against the reference too.
+    if (skinning_isa() != simd_isa::avx512) {
+        MESSAGE("skipped: this build does not run AVX-512 kernels (" << to_string(skinning_isa()) << ")");
+        return;
+    }
+    for (std::size_t k : {2u, 3u, 4u, 5u, 8u})
+        for (bool implied : {false, true})
+            for (bool tangents : {false, true})
+                for (std::size_t n : {203u, 64u, 13u}) {
+                    options o = small_job_options();
+                    o.n = n;
+                    o.k = k;
+                    o.bones = 11;
+                    o.implied = implied;
+                    o.tangents = tangents;
+                    o.seed = std::uint32_t(100 + k * 7 + n);
+                    if (n == 64) o.range = vertex_range{3, 61};
+                    const std::string label = "k=" + std::to_string(k) + (implied ? " implied" : " stored") +
+                                              (tangents ? " +tangents" : "") + " n=" + std::to_string(n);
+                    {
+                        fixture<std::uint16_t> f(o);
+                        const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
+                        INFO(label << " uint16");
+                        CHECK(quads_against_lanes(f, r, label + " uint16") == 0);
+                    }
+                    {
+                        fixture<std::uint8_t> f(o);
+                        const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
+                        INFO(label << " uint8");
+                        CHECK(quads_against_lanes(f, r, label + " uint8") == 0);
+                    }
+                    if (implied) continue;
+                    // The loader's layout: vertices using 1 to k slots (the others weight 0, joint
+                    // 0), in patterns that differ within quads and within groups of 8, and runs of
+                    // vertices bound to one joint (a quad of one joint broadcasts its matrix).
+                    fixture<std::uint16_t> f(o);
+                    bind_in_runs(f, false);
+                    for (std::size_t v = 0; v < o.n; ++v) {
+                        const std::size_t count = v / 4 % 3 == 0 ? 1 : 1 + (v * 5 + v / 8) % k;
+                        float sum = 0.0f;
+                        for (std::size_t i = 0; i < k; ++i) {
+                            if (i > 0 && i < count) f.joints.at(v, i) = f.mesh.bone_indices[v * k + i] = std::uint16_t((v + 3 * i) % o.bones);
+                            const float w = i < count ? 1.0f + float((v + i) % 3) : 0.0f;
+                            f.weights.at(v, i) = f.mesh.weights[v * k + i] = w;
+                            sum += w;
+                        }
+                        // (One slot: weights other than 1 too, as a mesh scaled by its weights.)
+                        if (count == 1) sum = 1.0f / (0.5f + 0.125f * float(v % 5));
+                        for (std::size_t i = 0; i < count; ++i) f.weights.at(v, i) = f.mesh.weights[v * k + i] = f.weights.at(v, i) / sum;
+                    }
+                    const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
+                    INFO(label << " the loader's layout");
+                    CHECK(quads_against_lanes(f, r, label + " the loader's layout") == 0);
+                }
 }
 
 TEST_CASE("joint indices outside the palette: every path clamps them to the last matrix") {

@@ -15,6 +15,12 @@
 #include <utility>
 #include <vector>
 
+#if KEYBLEND_SKIN_X86 && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#elif KEYBLEND_SKIN_X86 && defined(_MSC_VER)
+#include <intrin.h>
+#endif
+
 // ---------------------------------------------------------------------------------------------
 // The kernels: skin_kernels.hpp once per instruction set, each in a namespace of its own (see
 // skin_isa.hpp). Static build: the widest the compiler targets, with the narrower lane types
@@ -514,6 +520,56 @@ inline out_stream make_out(const strided_span<float>& s, std::size_t components,
     return r;
 }
 
+/// The family of a CPU from CPUID leaf 1's eax: the base family, plus the extended one when the
+/// base is 0Fh.
+constexpr unsigned cpuid_family(unsigned eax) {
+    return ((eax >> 8) & 0xFu) == 0xFu ? 0xFu + ((eax >> 20) & 0xFFu) : (eax >> 8) & 0xFu;
+}
+
+/// True on CPUs known to run 512-bit floating-point operations at full width: AMD family 1Ah
+/// (Zen 5) and later. (Zen 4, family 19h, runs each as two 256-bit halves.)
+inline bool cpu_full_width_512() {
+    constexpr unsigned auth = 0x68747541u, enti = 0x69746e65u, camd = 0x444d4163u; // "AuthenticAMD"
+#if KEYBLEND_SKIN_X86 && (defined(__GNUC__) || defined(__clang__))
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool amd = __get_cpuid(0, &eax, &ebx, &ecx, &edx) && ebx == auth && edx == enti && ecx == camd;
+    return amd && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && cpuid_family(eax) >= 0x1Au;
+#elif KEYBLEND_SKIN_X86 && defined(_MSC_VER)
+    int r[4];
+    __cpuid(r, 0);
+    if (!(unsigned(r[1]) == auth && unsigned(r[3]) == enti && unsigned(r[2]) == camd)) return false;
+    __cpuid(r, 1);
+    return cpuid_family(unsigned(r[0])) >= 0x1Au;
+#else
+    (void)auth, (void)enti, (void)camd;
+    return false;
+#endif
+}
+
+/// Whether the AVX-512 kernels skin 2 to 8 slots (packed streams, no tangents) as quads of one
+/// vertex per 128-bit lane, each vertex's matrix blended whole in one 512-bit register (aos_group),
+/// rather than as eight lanes of floats: 1 yes, 0 no, -1 not decided yet. Decided at the first
+/// run() from the CPU, unless the environment variable KEYBLEND_SKIN_QUADS is "0" or "1": quads
+/// where 512-bit operations are known to run at full width (Zen 5: 17-25% less time at 2 to 8
+/// influences), eight lanes elsewhere (measured on Zen 4, which splits each 512-bit operation in
+/// two: 0-4% more time with quads, before their loads and stores lost their masks). Both give the
+/// same values (the same bits, up to the sign of a zero where slots of weight 0 are left out).
+/// Tests store 0 or 1 to compare the two.
+inline std::atomic<int> quads_choice{-1};
+
+inline bool prefer_quads() {
+    int q = quads_choice.load(std::memory_order_relaxed);
+    if (q < 0) {
+        q = cpu_full_width_512() ? 1 : 0;
+        if (const char* env = std::getenv("KEYBLEND_SKIN_QUADS"))
+            if ((env[0] == '0' || env[0] == '1') && env[1] == '\0') q = env[0] - '0';
+        int expected = -1; // a test's choice in between wins
+        quads_choice.compare_exchange_strong(expected, q, std::memory_order_relaxed);
+        q = quads_choice.load(std::memory_order_relaxed);
+    }
+    return q == 1;
+}
+
 template <class Index>
 lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::size_t palette_size,
                    bool inverse_transpose, const checked& c) {
@@ -566,6 +622,7 @@ lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::
         for (std::size_t i = 0; i < 8; ++i) zero |= stored_weight(a, i * (n / 8), a.k - 1) == 0.0f;
         a.skip_zero_slots = zero;
     }
+    a.quads = a.k >= 2 && a.k <= 8 && a.simple && prefer_quads();
     return a;
 }
 

@@ -33,12 +33,14 @@
 //    go through one out-of-line function per lane type (a few percent slower, and every kernel
 //    compiles much faster).
 // The scalar lane type runs the same kernel one vertex at a time: it is the reference.
-// AVX-512 with one slot and packed streams (no tangents) skips steps 2 and 3: each group is two
-// quads of one vertex per 128-bit lane (aos_group), its matrices transposed by 128-bit blocks and
-// its coordinates broadcast within lanes, with the same FMAs in the same order (the same bits).
-// A quad (AVX-512, one slot) or group (8 lanes) that blends one slot, whose vertices share its
-// joint (one_joint: a rigid part's vertices), broadcasts that palette matrix instead of loading
-// and transposing one per vertex: the same values in the same lanes, the same bits.
+// AVX-512 with packed streams (no tangents) skips steps 2 and 3 for one slot, and for 2 to 8 where
+// the CPU runs 512-bit operations at full width (lbs_args::quads): each group is two quads of one
+// vertex per 128-bit lane (aos_group), each vertex's matrix blended whole in one 512-bit register,
+// a quad's matrices transposed by 128-bit blocks and its coordinates broadcast within lanes, with
+// the same FMAs in the same order (the same bits).
+// A quad (AVX-512) or group (8 lanes) that blends one slot, whose vertices share its joint
+// (one_joint: a rigid part's vertices), broadcasts that palette matrix instead of loading and
+// transposing one per vertex: the same values in the same lanes, the same bits.
 //
 // What bounds it (Zen 4, measured per instruction class in isolation: 2 FMAs, 3 in-lane shuffles,
 // 2 cross-lane permutes and 2 256-bit loads per cycle, FMAs and cross-lane permutes sharing a
@@ -1155,16 +1157,17 @@ KEYBLEND_SKIN_INLINE void transform_any_mode(const lbs_args& a, std::size_t v, c
 #if KEYBLEND_SKIN_R_AVX512
 /// The 8 vertices from v of a job whose streams are simple (lbs_args::simple) without tangents,
 /// as two quads of one vertex per 128-bit lane (array of structures): the AVX-512 kernels' way for
-/// one slot. Each vertex's matrix is blended in one 512-bit register (blend_matrix<f16>: for one
-/// slot, the palette matrix); a quad's four matrices are transposed by 128-bit blocks into its
-/// columns c0..c3 (vertex i's column in lane i); its coordinates are broadcast within lanes, and
-/// the columns take them by FMA. No transpose into lanes of floats and no packed-xyz shuffles:
-/// bound by the 512-bit shuffles (18 a quad, one a cycle each on Zen 4). Measured on Zen 4, 1624
-/// vertices with positions and normals: 4-9% less time than the 8-lane kernel (a stripped-down
-/// copy, 21% less). With 2 or 3 slots a copy was 8% faster, but in the library no faster (the blend
-/// is most of the work, and 512-bit FMAs run one a cycle); with 4, 4% slower. The FMAs are those
-/// of blend_matrix and transform_simple in the same order, so every vertex's bits are the 8-lane
-/// kernel's (a test compares them).
+/// one slot, and for 2 to 8 with lbs_args::quads. Each vertex's matrix is blended in one 512-bit
+/// register (blend_matrix<f16>: for one slot, the palette matrix; K slots, one 512-bit FMA each);
+/// a quad's four matrices are transposed by 128-bit blocks into its columns c0..c3 (vertex i's
+/// column in lane i); its coordinates are broadcast within lanes, and the columns take them by
+/// FMA. No transpose into lanes of floats and no packed-xyz shuffles: 18 512-bit shuffles a quad.
+/// One slot, measured on Zen 4 with 1624 vertices (positions and normals): 4-9% less time than
+/// the 8-lane kernel. 2 to 4 slots: on Zen 4 no faster or 4% slower (512-bit FMAs run one a cycle
+/// there, and the blend is most of the work); on Zen 5, which runs two a cycle, 17-25% faster in
+/// every case of bench_skin and the side-by-side harness (2, 4 and 8 influences, 4432 to 100k
+/// vertices). The FMAs are those of blend_matrix and transform_simple in the same order, so every
+/// vertex's bits are the 8-lane kernel's (tests compare them).
 // 512-bit shuffles in their all-lanes maskz forms, the same instructions: GCC 12's plain forms
 // start from _mm512_undefined_ps, which -Wmaybe-uninitialized reports once inlined.
 template <int Imm>
@@ -1175,12 +1178,75 @@ KEYBLEND_SKIN_INLINE __m512 permute(__m512i index, __m512 x) { return _mm512_mas
 /// The 4 floats at p in every 128-bit block.
 KEYBLEND_SKIN_INLINE __m512 every_block(const float* p) { return _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_loadu_ps(p)); }
 
+/// How many of the K slots the 4 vertices from u blend, packed with stored weights: as
+/// slots_used, for a quad (its 4K weights in one masked load).
+template <int K>
+KEYBLEND_SKIN_INLINE int quad_slots_used(const lbs_args& a, std::size_t u) {
+    static_assert(K >= 2 && K <= 4, "2 to 4 slots");
+    const float* w = reinterpret_cast<const float*>(a.weights) + u * K;
+    constexpr __mmask16 quad = __mmask16((1u << (4 * K)) - 1);
+    // Bit jK + s: slot s of vertex j is not 0.
+    const unsigned non_zero = _mm512_mask_cmp_ps_mask(quad, _mm512_maskz_loadu_ps(quad, w), _mm512_setzero_ps(), _CMP_NEQ_UQ);
+    int used = 1;
+    unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
+        constexpr int s = i + 1;
+        constexpr unsigned slot = (1u << s) | (1u << (s + K)) | (1u << (s + 2 * K)) | (1u << (s + 3 * K));
+        if (non_zero & slot) used = s + 1;
+    });
+    return used;
+}
+
+/// The columns of the quad from u blending the first B of its K slots: cj = column j of the four
+/// vertices, vertex i's in lane i.
+template <int K, int B, class Index, group_mode Mode>
+KEYBLEND_SKIN_INLINE void quad_columns(const lbs_args& a, std::size_t u, __m512 (&c)[4]) {
+    std::uint32_t offset;
+    if (B == 1 && one_joint<4, K, Index>(a, u, offset)) {
+        // One joint for the quad: each column broadcast to the four lanes, no transpose (18
+        // shuffles a quad -> 10). Unweighted (one slot, implied or scaled afterwards: the palette
+        // matrix, as blend_matrix gives it), or times each vertex's first weight (stored: w * M,
+        // as blend_matrix's w[0] * M).
+        const float* p = matrix_at(a, offset);
+        unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA { c[j] = every_block(p + 4 * j); });
+        if constexpr (implied_of(Mode) == 0) {
+            // The quad's 4K weights in one load, each vertex's first spread over its lane.
+            const float* w = reinterpret_cast<const float*>(a.weights) + u * K;
+            const __m512i first_of = _mm512_setr_epi32(0, 0, 0, 0, K, K, K, K, 2 * K, 2 * K, 2 * K, 2 * K, 3 * K,
+                                                       3 * K, 3 * K, 3 * K);
+            const __m512 first = permute(first_of, _mm512_maskz_loadu_ps(__mmask16((1u << (4 * K)) - 1), w));
+            unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA { c[j] = _mm512_mul_ps(first, c[j]); });
+        }
+        return;
+    }
+    __m512 m[4];
+    for_each_vertex<4, K, Index, Mode>(a, u, [&](auto i, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
+        f16 b[1];
+        blend_matrix<f16, B, Index, implied_of(Mode)>(a, u + std::size_t(i), off, wp, b);
+        m[i] = b[0].v;
+    });
+    const __m512 t0 = blocks<0x44>(m[0], m[1]); // a0 a1 b0 b1
+    const __m512 t1 = blocks<0xEE>(m[0], m[1]); // a2 a3 b2 b3
+    const __m512 t2 = blocks<0x44>(m[2], m[3]);
+    const __m512 t3 = blocks<0xEE>(m[2], m[3]);
+    c[0] = blocks<0x88>(t0, t2); // a0 b0 c0 d0
+    c[1] = blocks<0xDD>(t0, t2);
+    c[2] = blocks<0x88>(t1, t3);
+    c[3] = blocks<0xDD>(t1, t3);
+}
+
+/// quad_columns blending the first `used` slots (B to K).
+template <int K, int B, class Index, group_mode Mode>
+KEYBLEND_SKIN_INLINE void quad_columns_used(const lbs_args& a, std::size_t u, int used, __m512 (&c)[4]) {
+    if constexpr (B == K)
+        quad_columns<K, K, Index, Mode>(a, u, c);
+    else if (used == B)
+        quad_columns<K, B, Index, Mode>(a, u, c);
+    else
+        quad_columns_used<K, B + 1, Index, Mode>(a, u, used, c);
+}
+
 template <int K, class Index, group_mode Mode, int Streams>
 KEYBLEND_SKIN_INLINE void aos_group(const lbs_args& a, std::size_t v) {
-    // A stream's 12 floats of a quad, one vertex per lane (x y z z), and back (masked: exactly
-    // the quad's 48 bytes are read and written).
-    const __m512i in_order = _mm512_setr_epi32(0, 1, 2, 2, 3, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11);
-    const __m512i out_order = _mm512_setr_epi32(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 15, 15, 15, 15);
     // group_mode::packed_scaled: w (M v), each vertex's weight in its lane; skipped when the
     // group's weights are all 1 (as transform_any_mode).
     bool scale = false;
@@ -1189,54 +1255,62 @@ KEYBLEND_SKIN_INLINE void aos_group(const lbs_args& a, std::size_t v) {
         weights = _mm512_maskz_loadu_ps(0x00FF, reinterpret_cast<const float*>(a.weights) + v);
         scale = _mm512_mask_cmp_ps_mask(0x00FF, weights, _mm512_set1_ps(1.0f), _CMP_EQ_OQ) != 0x00FF;
     }
+    // c[h][j]: column j of quad h's four vertices, vertex i's in lane i.
+    __m512 c[2][4];
     unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
         const std::size_t u = v + 4 * std::size_t(h);
-        // cj: column j of the four vertices, vertex i's in lane i.
-        __m512 c0, c1, c2, c3;
-        std::uint32_t offset;
-        if (implied_of(Mode) >= 1 && one_joint<4, 1, Index>(a, u, offset)) {
-            // One joint for the quad (the palette matrix unweighted, as blend_matrix gives it):
-            // each column broadcast to the four lanes, no transpose (18 shuffles a quad -> 10).
-            const float* p = matrix_at(a, offset);
-            c0 = every_block(p);
-            c1 = every_block(p + 4);
-            c2 = every_block(p + 8);
-            c3 = every_block(p + 12);
+        if constexpr (Mode == group_mode::packed && K >= 2 && K <= 4) {
+            // The loader's layout: the quad blends the slots its vertices use (as the 8-lane
+            // kernels' groups, slots_used), when the mesh has unused slots (skip_zero_slots).
+            if (a.skip_zero_slots) {
+                quad_columns_used<K, 1, Index, Mode>(a, u, quad_slots_used<K>(a, u), c[h]);
+            } else {
+                quad_columns<K, K, Index, Mode>(a, u, c[h]);
+            }
         } else {
-            __m512 m[4];
-            for_each_vertex<4, K, Index, Mode>(
-                a, u, [&](auto i, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
-                    f16 c[1];
-                    blend_matrix<f16, K, Index, implied_of(Mode)>(a, u + std::size_t(i), off, wp, c);
-                    m[i] = c[0].v;
-                });
-            const __m512 t0 = blocks<0x44>(m[0], m[1]); // a0 a1 b0 b1
-            const __m512 t1 = blocks<0xEE>(m[0], m[1]); // a2 a3 b2 b3
-            const __m512 t2 = blocks<0x44>(m[2], m[3]);
-            const __m512 t3 = blocks<0xEE>(m[2], m[3]);
-            c0 = blocks<0x88>(t0, t2); // a0 b0 c0 d0
-            c1 = blocks<0xDD>(t0, t2);
-            c2 = blocks<0x88>(t1, t3);
-            c3 = blocks<0xDD>(t1, t3);
-        }
-        const __m512i lane_of = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-        const __m512 w = permute(_mm512_add_epi32(lane_of, _mm512_set1_epi32(4 * int(h))), weights);
-        const auto load = [&](const in_stream& s) KEYBLEND_SKIN_LAMBDA {
-            return permute(in_order, _mm512_maskz_loadu_ps(0x0FFF, reinterpret_cast<const float*>(s.data) + 3 * u));
-        };
-        const auto store = [&](const out_stream& s, __m512 r) KEYBLEND_SKIN_LAMBDA {
-            if (scale) r = _mm512_mul_ps(r, w);
-            _mm512_mask_storeu_ps(reinterpret_cast<float*>(s.data) + 3 * u, 0x0FFF, permute(out_order, r));
-        };
-        __m512 q = load(a.pos);
-        const __m512 pz = _mm512_fmadd_ps(c2, in_lanes<0xAA>(q), c3);
-        store(a.out_pos, _mm512_fmadd_ps(c0, in_lanes<0x00>(q), _mm512_fmadd_ps(c1, in_lanes<0x55>(q), pz)));
-        if (has_normals(Streams) && (Streams >= 0 || a.nrm.data)) {
-            q = load(a.nrm);
-            const __m512 nz = _mm512_mul_ps(c2, in_lanes<0xAA>(q));
-            store(a.out_nrm, _mm512_fmadd_ps(c0, in_lanes<0x00>(q), _mm512_fmadd_ps(c1, in_lanes<0x55>(q), nz)));
+            quad_columns<K, K, Index, Mode>(a, u, c[h]);
         }
     });
+    // A stream's 24 floats of the group in two 512-bit loads (floats 0-15 and 8-23), and back in
+    // two 512-bit stores (the second writes floats 8-15 again, with the same values): exactly the
+    // group's 96 bytes are read and written, with no masks. (Masked 512-bit accesses of each
+    // quad's 48 bytes were up to 20% slower on Zen 5 where a mesh's inputs and outputs lie at the
+    // same address modulo 4 KB: a load seemed to wait for an earlier store whose masked-off bytes
+    // it overlaps.) Each quad's 12 floats one vertex per lane (x y z z).
+    const __m512i in_lo = _mm512_setr_epi32(0, 1, 2, 2, 3, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11);
+    const __m512i in_hi = _mm512_setr_epi32(4, 5, 6, 6, 7, 8, 9, 9, 10, 11, 12, 12, 13, 14, 15, 15);
+    const __m512i out_lo = _mm512_setr_epi32(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 16, 17, 18, 20);
+    const __m512i out_hi = _mm512_setr_epi32(10, 12, 13, 14, 16, 17, 18, 20, 21, 22, 24, 25, 26, 28, 29, 30);
+    const auto load = [&](const in_stream& s, __m512 (&q)[2]) KEYBLEND_SKIN_LAMBDA {
+        const float* p = reinterpret_cast<const float*>(s.data) + 3 * v;
+        q[0] = permute(in_lo, _mm512_loadu_ps(p));
+        q[1] = permute(in_hi, _mm512_loadu_ps(p + 8));
+    };
+    const auto store = [&](const out_stream& s, __m512 (&r)[2]) KEYBLEND_SKIN_LAMBDA {
+        if (scale) {
+            const __m512i lane_of = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+            r[0] = _mm512_mul_ps(r[0], permute(lane_of, weights));
+            r[1] = _mm512_mul_ps(r[1], permute(_mm512_add_epi32(lane_of, _mm512_set1_epi32(4)), weights));
+        }
+        float* p = reinterpret_cast<float*>(s.data) + 3 * v;
+        _mm512_storeu_ps(p, _mm512_permutex2var_ps(r[0], out_lo, r[1]));
+        _mm512_storeu_ps(p + 8, _mm512_permutex2var_ps(r[0], out_hi, r[1]));
+    };
+    __m512 q[2], r[2];
+    load(a.pos, q);
+    unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
+        const __m512 pz = _mm512_fmadd_ps(c[h][2], in_lanes<0xAA>(q[h]), c[h][3]);
+        r[h] = _mm512_fmadd_ps(c[h][0], in_lanes<0x00>(q[h]), _mm512_fmadd_ps(c[h][1], in_lanes<0x55>(q[h]), pz));
+    });
+    store(a.out_pos, r);
+    if (has_normals(Streams) && (Streams >= 0 || a.nrm.data)) {
+        load(a.nrm, q);
+        unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
+            const __m512 nz = _mm512_mul_ps(c[h][2], in_lanes<0xAA>(q[h]));
+            r[h] = _mm512_fmadd_ps(c[h][0], in_lanes<0x00>(q[h]), _mm512_fmadd_ps(c[h][1], in_lanes<0x55>(q[h]), nz));
+        });
+        store(a.out_nrm, r);
+    }
 }
 #endif
 
@@ -1263,8 +1337,8 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
     const lbs_args a = args;
     std::size_t v = begin;
 #if KEYBLEND_SKIN_R_AVX512
-    if constexpr (V::width == 8 && K == 1 && packed(Mode) && !(Streams >= 0 && has_tangents(Streams))) {
-        if (a.simple && !a.tan.data && !a.out_pos.streaming && !a.out_nrm.streaming) {
+    if constexpr (V::width == 8 && K <= 8 && packed(Mode) && !(Streams >= 0 && has_tangents(Streams))) {
+        if (a.simple && !a.tan.data && !a.out_pos.streaming && !a.out_nrm.streaming && (K == 1 || a.quads)) {
             for (; v < end; v += V::width) {
                 if (group_joints_ok<8, K, Index, Mode>(a, v))
                     aos_group<K, Index, Mode, Streams>(a, v);
