@@ -1429,6 +1429,36 @@ std::size_t quads_against_lanes(fixture<Index>& f, const reference& r, const std
         for (std::size_t i = 0; i < out[0][path].size(); ++i) differ += !same_value(out[0][path][i], out[1][path][i]);
     return differ;
 }
+
+/// The loader's layout for quads_against_lanes: vertices using 1 to k slots (the others weight 0,
+/// joint 0), in patterns that differ within quads and within groups of 8, and runs of vertices
+/// bound to one joint (a quad of one joint broadcasts its matrix); one slot's weights other than 1
+/// too, as a mesh scaled by its weights.
+template <class Index>
+void loader_layout_quads(const options& o, const std::string& label) {
+    const std::size_t k = o.k;
+    fixture<Index> f(o);
+    bind_in_runs(f, false);
+    for (std::size_t v = 0; v < o.n; ++v) {
+        const std::size_t count = v / 4 % 3 == 0 ? 1 : 1 + (v * 5 + v / 8) % k;
+        float sum = 0.0f;
+        for (std::size_t i = 0; i < k; ++i) {
+            if (i > 0 && i < count) {
+                const std::size_t j = (v + 3 * i) % o.bones;
+                f.joints.at(v, i) = Index(j);
+                f.mesh.bone_indices[v * k + i] = std::uint16_t(j);
+            }
+            const float w = i < count ? 1.0f + float((v + i) % 3) : 0.0f;
+            f.weights.at(v, i) = f.mesh.weights[v * k + i] = w;
+            sum += w;
+        }
+        if (count == 1) sum = 1.0f / (0.5f + 0.125f * float(v % 5));
+        for (std::size_t i = 0; i < count; ++i) f.weights.at(v, i) = f.mesh.weights[v * k + i] = f.weights.at(v, i) / sum;
+    }
+    const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
+    INFO(label);
+    CHECK(quads_against_lanes(f, r, label) == 0);
+}
 } // namespace
 
 TEST_CASE("2 to 8 slots: AVX-512's quads and its eight lanes get the same values") {
@@ -1443,7 +1473,7 @@ TEST_CASE("2 to 8 slots: AVX-512's quads and its eight lanes get the same values
         MESSAGE("skipped: this build does not run AVX-512 kernels (" << to_string(skinning_isa()) << ")");
         return;
     }
-    for (std::size_t k : {2u, 3u, 4u, 5u, 8u})
+    for (std::size_t k : {2u, 3u, 4u, 5u, 6u, 7u, 8u})
         for (bool implied : {false, true})
             for (bool tangents : {false, true})
                 for (std::size_t n : {203u, 64u, 13u}) {
@@ -1470,27 +1500,8 @@ TEST_CASE("2 to 8 slots: AVX-512's quads and its eight lanes get the same values
                         CHECK(quads_against_lanes(f, r, label + " uint8") == 0);
                     }
                     if (implied) continue;
-                    // The loader's layout: vertices using 1 to k slots (the others weight 0, joint
-                    // 0), in patterns that differ within quads and within groups of 8, and runs of
-                    // vertices bound to one joint (a quad of one joint broadcasts its matrix).
-                    fixture<std::uint16_t> f(o);
-                    bind_in_runs(f, false);
-                    for (std::size_t v = 0; v < o.n; ++v) {
-                        const std::size_t count = v / 4 % 3 == 0 ? 1 : 1 + (v * 5 + v / 8) % k;
-                        float sum = 0.0f;
-                        for (std::size_t i = 0; i < k; ++i) {
-                            if (i > 0 && i < count) f.joints.at(v, i) = f.mesh.bone_indices[v * k + i] = std::uint16_t((v + 3 * i) % o.bones);
-                            const float w = i < count ? 1.0f + float((v + i) % 3) : 0.0f;
-                            f.weights.at(v, i) = f.mesh.weights[v * k + i] = w;
-                            sum += w;
-                        }
-                        // (One slot: weights other than 1 too, as a mesh scaled by its weights.)
-                        if (count == 1) sum = 1.0f / (0.5f + 0.125f * float(v % 5));
-                        for (std::size_t i = 0; i < count; ++i) f.weights.at(v, i) = f.mesh.weights[v * k + i] = f.weights.at(v, i) / sum;
-                    }
-                    const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
-                    INFO(label << " the loader's layout");
-                    CHECK(quads_against_lanes(f, r, label + " the loader's layout") == 0);
+                    loader_layout_quads<std::uint16_t>(o, label + " the loader's layout, uint16");
+                    loader_layout_quads<std::uint8_t>(o, label + " the loader's layout, uint8");
                 }
 }
 

@@ -15,10 +15,9 @@
 #include <utility>
 #include <vector>
 
-#if KEYBLEND_SKIN_X86 && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
-#elif KEYBLEND_SKIN_X86 && defined(_MSC_VER)
-#include <intrin.h>
+#if KEYBLEND_SKIN_X86 && defined(_MSC_VER)
+#include <intrin.h> // __cpuid (MSVC and clang-cl); GCC and Clang take inline assembly, not <cpuid.h>,
+                    // whose __cpuid macro breaks <intrin.h> and the Windows headers included after it
 #endif
 
 // ---------------------------------------------------------------------------------------------
@@ -526,22 +525,32 @@ constexpr unsigned cpuid_family(unsigned eax) {
     return ((eax >> 8) & 0xFu) == 0xFu ? 0xFu + ((eax >> 20) & 0xFFu) : (eax >> 8) & 0xFu;
 }
 
-/// True on CPUs known to run 512-bit floating-point operations at full width: AMD family 1Ah
-/// (Zen 5) and later. (Zen 4, family 19h, runs each as two 256-bit halves.)
-inline bool cpu_full_width_512() {
-    constexpr unsigned auth = 0x68747541u, enti = 0x69746e65u, camd = 0x444d4163u; // "AuthenticAMD"
-#if KEYBLEND_SKIN_X86 && (defined(__GNUC__) || defined(__clang__))
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    const bool amd = __get_cpuid(0, &eax, &ebx, &ecx, &edx) && ebx == auth && edx == enti && ecx == camd;
-    return amd && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && cpuid_family(eax) >= 0x1Au;
-#elif KEYBLEND_SKIN_X86 && defined(_MSC_VER)
-    int r[4];
-    __cpuid(r, 0);
-    if (!(unsigned(r[1]) == auth && unsigned(r[3]) == enti && unsigned(r[2]) == camd)) return false;
-    __cpuid(r, 1);
-    return cpuid_family(unsigned(r[0])) >= 0x1Au;
+/// CPUID leaf `leaf` (subleaf 0): eax, ebx, ecx, edx. x86 only.
+#if KEYBLEND_SKIN_X86 && (defined(_MSC_VER) || defined(__GNUC__) || defined(__clang__))
+inline void cpuid(unsigned leaf, unsigned (&r)[4]) {
+#if defined(_MSC_VER)
+    int x[4];
+    __cpuidex(x, int(leaf), 0);
+    for (int i = 0; i < 4; ++i) r[i] = unsigned(x[i]);
 #else
-    (void)auth, (void)enti, (void)camd;
+    __asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(0u));
+#endif
+}
+#endif
+
+/// True on AMD family 1Ah (Zen 5) and later, whose 512-bit floating-point operations run at full
+/// width on the parts measured (an EPYC of model 02h); Zen 4 (family 19h) runs each as two
+/// 256-bit halves. (Zen 5's mobile parts, whose AVX-512 is said to run on 256-bit paths, are
+/// included unmeasured: KEYBLEND_SKIN_QUADS overrides.)
+inline bool cpu_full_width_512() {
+#if KEYBLEND_SKIN_X86 && (defined(_MSC_VER) || defined(__GNUC__) || defined(__clang__))
+    unsigned r[4];
+    cpuid(0, r);
+    const bool amd = r[1] == 0x68747541u && r[3] == 0x69746e65u && r[2] == 0x444d4163u; // "AuthenticAMD"
+    if (!amd || r[0] < 1) return false;
+    cpuid(1, r);
+    return cpuid_family(r[0]) >= 0x1Au;
+#else
     return false;
 #endif
 }

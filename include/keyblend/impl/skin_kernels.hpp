@@ -1200,23 +1200,26 @@ KEYBLEND_SKIN_INLINE int quad_slots_used(const lbs_args& a, std::size_t u) {
 /// vertices, vertex i's in lane i.
 template <int K, int B, class Index, group_mode Mode>
 KEYBLEND_SKIN_INLINE void quad_columns(const lbs_args& a, std::size_t u, __m512 (&c)[4]) {
-    std::uint32_t offset;
-    if (B == 1 && one_joint<4, K, Index>(a, u, offset)) {
-        // One joint for the quad: each column broadcast to the four lanes, no transpose (18
-        // shuffles a quad -> 10). Unweighted (one slot, implied or scaled afterwards: the palette
-        // matrix, as blend_matrix gives it), or times each vertex's first weight (stored: w * M,
-        // as blend_matrix's w[0] * M).
-        const float* p = matrix_at(a, offset);
-        unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA { c[j] = every_block(p + 4 * j); });
-        if constexpr (implied_of(Mode) == 0) {
-            // The quad's 4K weights in one load, each vertex's first spread over its lane.
-            const float* w = reinterpret_cast<const float*>(a.weights) + u * K;
-            const __m512i first_of = _mm512_setr_epi32(0, 0, 0, 0, K, K, K, K, 2 * K, 2 * K, 2 * K, 2 * K, 3 * K,
-                                                       3 * K, 3 * K, 3 * K);
-            const __m512 first = permute(first_of, _mm512_maskz_loadu_ps(__mmask16((1u << (4 * K)) - 1), w));
-            unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA { c[j] = _mm512_mul_ps(first, c[j]); });
+    if constexpr (B == 1) {
+        std::uint32_t offset;
+        if (one_joint<4, K, Index>(a, u, offset)) {
+            // One joint for the quad: each column broadcast to the four lanes, no transpose (18
+            // shuffles a quad -> 10). Unweighted (one slot, implied or scaled afterwards: the palette
+            // matrix, as blend_matrix gives it), or times each vertex's first weight (stored: w * M,
+            // as blend_matrix's w[0] * M).
+            const float* p = matrix_at(a, offset);
+            unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA { c[j] = every_block(p + 4 * j); });
+            if constexpr (implied_of(Mode) == 0) {
+                // The quad's 4K weights in one load, each vertex's first spread over its lane.
+                static_assert(K <= 4, "a quad's weights in one register");
+                const float* w = reinterpret_cast<const float*>(a.weights) + u * K;
+                const __m512i first_of = _mm512_setr_epi32(0, 0, 0, 0, K, K, K, K, 2 * K, 2 * K, 2 * K, 2 * K, 3 * K,
+                                                           3 * K, 3 * K, 3 * K);
+                const __m512 first = permute(first_of, _mm512_maskz_loadu_ps(__mmask16((1u << (4 * K)) - 1), w));
+                unroll<4>([&](auto j) KEYBLEND_SKIN_LAMBDA { c[j] = _mm512_mul_ps(first, c[j]); });
+            }
+            return;
         }
-        return;
     }
     __m512 m[4];
     for_each_vertex<4, K, Index, Mode>(a, u, [&](auto i, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_SKIN_LAMBDA {
@@ -1273,10 +1276,11 @@ KEYBLEND_SKIN_INLINE void aos_group(const lbs_args& a, std::size_t v) {
     });
     // A stream's 24 floats of the group in two 512-bit loads (floats 0-15 and 8-23), and back in
     // two 512-bit stores (the second writes floats 8-15 again, with the same values): exactly the
-    // group's 96 bytes are read and written, with no masks. (Masked 512-bit accesses of each
-    // quad's 48 bytes were up to 20% slower on Zen 5 where a mesh's inputs and outputs lie at the
-    // same address modulo 4 KB: a load seemed to wait for an earlier store whose masked-off bytes
-    // it overlaps.) Each quad's 12 floats one vertex per lane (x y z z).
+    // group's 96 bytes are read and written, with no masks. (With masked 512-bit accesses of each
+    // quad's 48 bytes, on Zen 5, bench_skin's quads at 2 to 4 slots were 15% slower than its
+    // eight lanes while the side-by-side harness's were 12% faster; exact, both are 17-25%
+    // faster. Presumably a load that overlaps the masked-off bytes of an earlier store, or
+    // aliases them modulo 4 KB, waits for it.) Each quad's 12 floats one vertex per lane (x y z z).
     const __m512i in_lo = _mm512_setr_epi32(0, 1, 2, 2, 3, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11);
     const __m512i in_hi = _mm512_setr_epi32(4, 5, 6, 6, 7, 8, 9, 9, 10, 11, 12, 12, 13, 14, 15, 15);
     const __m512i out_lo = _mm512_setr_epi32(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 16, 17, 18, 20);
