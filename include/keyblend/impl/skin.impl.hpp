@@ -555,11 +555,11 @@ inline bool cpu_full_width_512() {
 #endif
 }
 
-/// Whether the AVX-512 kernels skin 2 to 8 slots (packed streams, no tangents) as quads of one
+/// Whether the AVX-512 kernels skin 2 to 4 slots (packed streams, no tangents) as quads of one
 /// vertex per 128-bit lane, each vertex's matrix blended whole in one 512-bit register (aos_group),
 /// rather than as eight lanes of floats: 1 yes, 0 no, -1 not decided yet. Decided at the first
 /// run() from the CPU, unless the environment variable KEYBLEND_SKIN_QUADS is "0" or "1": quads
-/// where 512-bit operations are known to run at full width (Zen 5: 17-25% less time at 2 to 8
+/// where 512-bit operations are known to run at full width (Zen 5: 17-25% less time at 2 and 4
 /// influences), eight lanes elsewhere (measured on Zen 4, which splits each 512-bit operation in
 /// two: 0-4% more time with quads, before their loads and stores lost their masks). Both give the
 /// same values (the same bits, up to the sign of a zero where slots of weight 0 are left out).
@@ -631,7 +631,7 @@ lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::
         for (std::size_t i = 0; i < 8; ++i) zero |= stored_weight(a, i * (n / 8), a.k - 1) == 0.0f;
         a.skip_zero_slots = zero;
     }
-    a.quads = a.k >= 2 && a.k <= 8 && a.simple && prefer_quads();
+    a.quads = a.k >= 2 && a.k <= 4 && a.simple && prefer_quads();
     return a;
 }
 

@@ -33,7 +33,7 @@
 //    go through one out-of-line function per lane type (a few percent slower, and every kernel
 //    compiles much faster).
 // The scalar lane type runs the same kernel one vertex at a time: it is the reference.
-// AVX-512 with packed streams (no tangents) skips steps 2 and 3 for one slot, and for 2 to 8 where
+// AVX-512 with packed streams (no tangents) skips steps 2 and 3 for one slot, and for 2 to 4 where
 // the CPU runs 512-bit operations at full width (lbs_args::quads): each group is two quads of one
 // vertex per 128-bit lane (aos_group), each vertex's matrix blended whole in one 512-bit register,
 // a quad's matrices transposed by 128-bit blocks and its coordinates broadcast within lanes, with
@@ -1157,7 +1157,7 @@ KEYBLEND_SKIN_INLINE void transform_any_mode(const lbs_args& a, std::size_t v, c
 #if KEYBLEND_SKIN_R_AVX512
 /// The 8 vertices from v of a job whose streams are simple (lbs_args::simple) without tangents,
 /// as two quads of one vertex per 128-bit lane (array of structures): the AVX-512 kernels' way for
-/// one slot, and for 2 to 8 with lbs_args::quads. Each vertex's matrix is blended in one 512-bit
+/// one slot, and for 2 to 4 with lbs_args::quads. Each vertex's matrix is blended in one 512-bit
 /// register (blend_matrix<f16>: for one slot, the palette matrix; K slots, one 512-bit FMA each);
 /// a quad's four matrices are transposed by 128-bit blocks into its columns c0..c3 (vertex i's
 /// column in lane i); its coordinates are broadcast within lanes, and the columns take them by
@@ -1165,8 +1165,9 @@ KEYBLEND_SKIN_INLINE void transform_any_mode(const lbs_args& a, std::size_t v, c
 /// One slot, measured on Zen 4 with 1624 vertices (positions and normals): 4-9% less time than
 /// the 8-lane kernel. 2 to 4 slots: on Zen 4 no faster or 4% slower (512-bit FMAs run one a cycle
 /// there, and the blend is most of the work); on Zen 5, which runs two a cycle, 17-25% faster in
-/// every case of bench_skin and the side-by-side harness (2, 4 and 8 influences, 4432 to 100k
-/// vertices). The FMAs are those of blend_matrix and transform_simple in the same order, so every
+/// every case of bench_skin and the side-by-side harness (2 and 4 influences, 4432 to 100k
+/// vertices; 8 influences 17% faster too, left to the eight lanes: quads for 5 to 8 slots made
+/// the general run() take 23% longer to compile). The FMAs are those of blend_matrix and transform_simple in the same order, so every
 /// vertex's bits are the 8-lane kernel's (tests compare them).
 // 512-bit shuffles in their all-lanes maskz forms, the same instructions: GCC 12's plain forms
 // start from _mm512_undefined_ps, which -Wmaybe-uninitialized reports once inlined.
@@ -1178,22 +1179,29 @@ KEYBLEND_SKIN_INLINE __m512 permute(__m512i index, __m512 x) { return _mm512_mas
 /// The 4 floats at p in every 128-bit block.
 KEYBLEND_SKIN_INLINE __m512 every_block(const float* p) { return _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_loadu_ps(p)); }
 
-/// How many of the K slots the 4 vertices from u blend, packed with stored weights: as
-/// slots_used, for a quad (its 4K weights in one masked load).
+/// True when the 4 vertices from u (packed, K stored weights each) use only their first slot:
+/// the others are all weight 0 (a NaN is not 0), read in one masked load of the quad's 4K weights.
 template <int K>
-KEYBLEND_SKIN_INLINE int quad_slots_used(const lbs_args& a, std::size_t u) {
+KEYBLEND_SKIN_INLINE bool quad_one_slot(const lbs_args& a, std::size_t u) {
     static_assert(K >= 2 && K <= 4, "2 to 4 slots");
     const float* w = reinterpret_cast<const float*>(a.weights) + u * K;
     constexpr __mmask16 quad = __mmask16((1u << (4 * K)) - 1);
-    // Bit jK + s: slot s of vertex j is not 0.
-    const unsigned non_zero = _mm512_mask_cmp_ps_mask(quad, _mm512_maskz_loadu_ps(quad, w), _mm512_setzero_ps(), _CMP_NEQ_UQ);
-    int used = 1;
-    unroll<K - 1>([&](auto i) KEYBLEND_SKIN_LAMBDA {
-        constexpr int s = i + 1;
-        constexpr unsigned slot = (1u << s) | (1u << (s + K)) | (1u << (s + 2 * K)) | (1u << (s + 3 * K));
-        if (non_zero & slot) used = s + 1;
-    });
-    return used;
+    constexpr __mmask16 firsts = __mmask16(1u | (1u << K) | (1u << (2 * K)) | (1u << (3 * K)));
+    return _mm512_mask_cmp_ps_mask(__mmask16(quad & ~firsts), _mm512_maskz_loadu_ps(quad, w), _mm512_setzero_ps(),
+                                   _CMP_NEQ_UQ) == 0;
+}
+
+/// A quad's four 512-bit matrices transposed by 128-bit blocks into its columns: c[j] = column j
+/// of the four vertices, vertex i's in lane i.
+KEYBLEND_SKIN_INLINE void quad_transpose(const __m512 (&m)[4], __m512 (&c)[4]) {
+    const __m512 t0 = blocks<0x44>(m[0], m[1]); // a0 a1 b0 b1
+    const __m512 t1 = blocks<0xEE>(m[0], m[1]); // a2 a3 b2 b3
+    const __m512 t2 = blocks<0x44>(m[2], m[3]);
+    const __m512 t3 = blocks<0xEE>(m[2], m[3]);
+    c[0] = blocks<0x88>(t0, t2); // a0 b0 c0 d0
+    c[1] = blocks<0xDD>(t0, t2);
+    c[2] = blocks<0x88>(t1, t3);
+    c[3] = blocks<0xDD>(t1, t3);
 }
 
 /// The columns of the quad from u blending the first B of its K slots: cj = column j of the four
@@ -1227,25 +1235,7 @@ KEYBLEND_SKIN_INLINE void quad_columns(const lbs_args& a, std::size_t u, __m512 
         blend_matrix<f16, B, Index, implied_of(Mode)>(a, u + std::size_t(i), off, wp, b);
         m[i] = b[0].v;
     });
-    const __m512 t0 = blocks<0x44>(m[0], m[1]); // a0 a1 b0 b1
-    const __m512 t1 = blocks<0xEE>(m[0], m[1]); // a2 a3 b2 b3
-    const __m512 t2 = blocks<0x44>(m[2], m[3]);
-    const __m512 t3 = blocks<0xEE>(m[2], m[3]);
-    c[0] = blocks<0x88>(t0, t2); // a0 b0 c0 d0
-    c[1] = blocks<0xDD>(t0, t2);
-    c[2] = blocks<0x88>(t1, t3);
-    c[3] = blocks<0xDD>(t1, t3);
-}
-
-/// quad_columns blending the first `used` slots (B to K).
-template <int K, int B, class Index, group_mode Mode>
-KEYBLEND_SKIN_INLINE void quad_columns_used(const lbs_args& a, std::size_t u, int used, __m512 (&c)[4]) {
-    if constexpr (B == K)
-        quad_columns<K, K, Index, Mode>(a, u, c);
-    else if (used == B)
-        quad_columns<K, B, Index, Mode>(a, u, c);
-    else
-        quad_columns_used<K, B + 1, Index, Mode>(a, u, used, c);
+    quad_transpose(m, c);
 }
 
 template <int K, class Index, group_mode Mode, int Streams>
@@ -1263,16 +1253,18 @@ KEYBLEND_SKIN_INLINE void aos_group(const lbs_args& a, std::size_t v) {
     unroll<2>([&](auto h) KEYBLEND_SKIN_LAMBDA {
         const std::size_t u = v + 4 * std::size_t(h);
         if constexpr (Mode == group_mode::packed && K >= 2 && K <= 4) {
-            // The loader's layout: the quad blends the slots its vertices use (as the 8-lane
-            // kernels' groups, slots_used), when the mesh has unused slots (skip_zero_slots).
-            if (a.skip_zero_slots) {
-                quad_columns_used<K, 1, Index, Mode>(a, u, quad_slots_used<K>(a, u), c[h]);
-            } else {
-                quad_columns<K, K, Index, Mode>(a, u, c[h]);
+            // The loader's layout, when the mesh has unused slots (skip_zero_slots): a quad whose
+            // vertices use one slot (a rigid part's; half of Testwuson's vertices) blends that
+            // slot only, and broadcasts its matrix when the four share its joint. (Blending up to
+            // each quad's last used slot, 2 to K, as the 8-lane groups do (slots_used), took 18%
+            // less time on Testwuson's mesh but 57% more compile time for a fixed_skinning<4>
+            // file, 3.9 -> 6.1 s: each count is another inlined blend of the quad.)
+            if (a.skip_zero_slots && quad_one_slot<K>(a, u)) {
+                quad_columns<K, 1, Index, Mode>(a, u, c[h]);
+                return;
             }
-        } else {
-            quad_columns<K, K, Index, Mode>(a, u, c[h]);
         }
+        quad_columns<K, K, Index, Mode>(a, u, c[h]);
     });
     // A stream's 24 floats of the group in two 512-bit loads (floats 0-15 and 8-23), and back in
     // two 512-bit stores (the second writes floats 8-15 again, with the same values): exactly the
@@ -1341,7 +1333,7 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
     const lbs_args a = args;
     std::size_t v = begin;
 #if KEYBLEND_SKIN_R_AVX512
-    if constexpr (V::width == 8 && K <= 8 && packed(Mode) && !(Streams >= 0 && has_tangents(Streams))) {
+    if constexpr (V::width == 8 && K <= 4 && packed(Mode) && !(Streams >= 0 && has_tangents(Streams))) {
         if (a.simple && !a.tan.data && !a.out_pos.streaming && !a.out_nrm.streaming && (K == 1 || a.quads)) {
             for (; v < end; v += V::width) {
                 if (group_joints_ok<8, K, Index, Mode>(a, v))

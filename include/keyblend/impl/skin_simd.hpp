@@ -109,7 +109,7 @@ struct lbs_args {
     /// Stored weights, 2 to 4 slots, and some of the mesh's vertices (a sample) with weight 0 in
     /// the last: the 8-wide packed kernels then blend each group's used slots only (slots_used).
     bool skip_zero_slots = false;
-    /// AVX-512, 2 to 8 slots, packed streams without tangents: quads of one vertex per 128-bit
+    /// AVX-512, 2 to 4 slots, packed streams without tangents: quads of one vertex per 128-bit
     /// lane (aos_group), as one slot always does, instead of eight lanes of floats (prefer_quads).
     bool quads = false;
 };
