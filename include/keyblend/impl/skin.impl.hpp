@@ -559,7 +559,7 @@ inline bool cpu_full_width_512() {
 /// vertex per 128-bit lane, each vertex's matrix blended whole in one 512-bit register (aos_group),
 /// rather than as eight lanes of floats: 1 yes, 0 no, -1 not decided yet. Decided at the first
 /// run() from the CPU, unless the environment variable KEYBLEND_SKIN_QUADS is "0" or "1": quads
-/// where 512-bit operations are known to run at full width (Zen 5: 17-25% less time at 2 and 4
+/// where 512-bit operations are known to run at full width (Zen 5: 17-25% faster at 2 and 4
 /// influences), eight lanes elsewhere (measured on Zen 4, which splits each 512-bit operation in
 /// two: 0-4% more time with quads, before their loads and stores lost their masks). Both give the
 /// same values (the same bits, up to the sign of a zero where slots of weight 0 are left out).

@@ -1167,8 +1167,9 @@ KEYBLEND_SKIN_INLINE void transform_any_mode(const lbs_args& a, std::size_t v, c
 /// there, and the blend is most of the work); on Zen 5, which runs two a cycle, 17-25% faster in
 /// every case of bench_skin and the side-by-side harness (2 and 4 influences, 4432 to 100k
 /// vertices; 8 influences 17% faster too, left to the eight lanes: quads for 5 to 8 slots made
-/// the general run() take 23% longer to compile). The FMAs are those of blend_matrix and transform_simple in the same order, so every
-/// vertex's bits are the 8-lane kernel's (tests compare them).
+/// the general run() take 23% longer to compile). The FMAs are those of blend_matrix and
+/// transform_simple in the same order, so every vertex's bits are the 8-lane kernel's (tests
+/// compare them).
 // 512-bit shuffles in their all-lanes maskz forms, the same instructions: GCC 12's plain forms
 // start from _mm512_undefined_ps, which -Wmaybe-uninitialized reports once inlined.
 template <int Imm>
