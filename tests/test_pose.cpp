@@ -4,6 +4,7 @@
 
 #include <glm/gtc/matrix_transform.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -221,15 +222,93 @@ local_pose rigid_pose(std::size_t n, std::uint32_t seed) {
     return p;
 }
 
-} // namespace
-
-TEST_CASE("local_to_model's two runs: each window splits where no joint of one run needs the other") {
+/// The shapes the local-to-model schedules are tested on.
+std::vector<std::vector<joint_index>> model_shapes() {
     std::vector<std::vector<joint_index>> shapes{chain_parents(1), chain_parents(300), two_chains(150),
                                                  two_chains(50),   two_chains(3),      character(),
                                                  forest(5, 40),    forest(40, 7),      after_lone_root(two_chains(20)),
                                                  after_lone_root(character())};
     for (std::size_t n : {9u, 67u, 200u, 400u}) shapes.push_back(random_skeleton(n, std::uint32_t(n) + 3).parents());
-    for (const auto& parents : shapes) {
+    return shapes;
+}
+
+} // namespace
+
+TEST_CASE("local_to_model's steps: each joint once, after its parent, from the register that holds it") {
+    using M = impl::model_schedule;
+    bool some_used = false;
+    for (const auto& parents : model_shapes()) {
+        const skeleton s = from_parent_list(parents);
+        CAPTURE(s.size());
+        for (std::size_t w = 0; w < s.size(); w += impl::model_window_joints) {
+            const std::size_t end = std::min(s.size(), w + impl::model_window_joints), n = end - w;
+            CAPTURE(w);
+            std::vector<std::uint32_t> steps;
+            const std::size_t count = M::steps(s, w, end, steps);
+            REQUIRE(steps.size() == M::slots * count);
+            // Each joint's step and slot; its depth in the window (for the bound below).
+            std::vector<std::ptrdiff_t> step_of(n, -1), slot_of(n, -1);
+            std::vector<std::size_t> depth(n, 1);
+            std::size_t deepest = 0;
+            for (std::size_t j = w; j < end; ++j) {
+                const joint_index p = s.parent(j);
+                if (p >= 0 && std::size_t(p) >= w) depth[j - w] = depth[std::size_t(p) - w] + 1;
+                deepest = std::max(deepest, depth[j - w]);
+            }
+            for (std::size_t t = 0; t < count; ++t)
+                for (std::size_t r = 0; r < M::slots; ++r) {
+                    const std::uint32_t e = steps[M::slots * t + r];
+                    if (e == M::no_joint) continue;
+                    const std::size_t j = e & M::joint_bits;
+                    REQUIRE(j >= w);
+                    REQUIRE(j < end);
+                    CHECK(step_of[j - w] == -1); // once
+                    step_of[j - w] = std::ptrdiff_t(t);
+                    slot_of[j - w] = std::ptrdiff_t(r);
+                }
+            for (std::size_t j = w; j < end; ++j) CHECK(step_of[j - w] >= 0); // every joint
+            for (std::size_t t = 0; t < count; ++t)
+                for (std::size_t r = 0; r < M::slots; ++r) {
+                    const std::uint32_t e = steps[M::slots * t + r];
+                    if (e == M::no_joint) continue;
+                    const std::size_t j = e & M::joint_bits;
+                    const joint_index p = s.parent(j);
+                    CAPTURE(j);
+                    if (p < 0 || std::size_t(p) < w) {
+                        CHECK(!(e & M::parent_in_slot)); // outside the window: from memory
+                        continue;
+                    }
+                    const std::size_t q = std::size_t(p) - w;
+                    if (e & M::parent_in_slot) {
+                        // The step before, by the slot named.
+                        CHECK(step_of[q] == std::ptrdiff_t(t) - 1);
+                        CHECK(slot_of[q] == std::ptrdiff_t(e >> M::slot_shift & 3u));
+                    } else {
+                        CHECK(step_of[q] <= std::ptrdiff_t(t) - 2); // stored two steps before or more
+                    }
+                }
+            // List scheduling by the longest chain: no fewer steps than the depth or the joints /
+            // slots need, and no more than both together.
+            CHECK(count >= deepest);
+            CHECK(count >= (n + M::slots - 1) / M::slots);
+            CHECK(count <= deepest + (n + M::slots - 1) / M::slots);
+            // What the skeleton keeps: these steps, or none where the two runs are faster.
+            const auto kept = M::full_range_steps(s, w / impl::model_window_joints);
+            if (kept.second) {
+                some_used = true;
+                CHECK(kept.second == count);
+                CHECK(std::equal(steps.begin(), steps.end(), kept.first));
+            }
+            if (parents == chain_parents(300)) CHECK(kept.second == 0); // a chain: one joint a step
+        }
+        if (parents == character() || parents == after_lone_root(character()))
+            CHECK(M::full_range_steps(s, 0).second > 0);
+    }
+    CHECK(some_used);
+}
+
+TEST_CASE("local_to_model's two runs: each window splits where no joint of one run needs the other") {
+    for (const auto& parents : model_shapes()) {
         const skeleton s = from_parent_list(parents);
         CAPTURE(s.size());
         // The whole skeleton (the split kept in the skeleton) and sub-ranges (computed per call).

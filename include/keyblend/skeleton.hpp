@@ -166,6 +166,10 @@ private:
     std::vector<joint_index> by_name_; // joint indices sorted by name, for find()
     // local_to_model's two independent runs of each window of joints (impl::model_schedule).
     std::vector<std::uint32_t> model_runs_;
+    // Its steps of up to 4 joints for AVX-512, where they are faster (impl::model_schedule::steps),
+    // window w's from model_steps_at_[w] to model_steps_at_[w + 1].
+    std::vector<std::uint32_t> model_steps_;
+    std::vector<std::uint32_t> model_steps_at_;
 };
 
 } // namespace keyblend

@@ -133,33 +133,40 @@ namespace impl {
 static_assert(sizeof(glm::mat4) == 16 * sizeof(float), "glm::mat4 must be 16 packed floats");
 
 /// The affine local matrices (T * R * S) of the lanes [block, block + V::width), as 12 streams
-/// of `pose_lane_block` floats: column 0 xyz, column 1 xyz, column 2 xyz, translation xyz. The
-/// formula is glm::mat3_cast's, so the f1 path equals to_matrix up to FMA contraction.
+/// of B floats: column 0 xyz, column 1 xyz, column 2 xyz, translation xyz. The formula is
+/// glm::mat3_cast's, so the f1 path equals to_matrix up to FMA contraction. Its doublings are
+/// additions (t + t is 2 * t, exactly): they go to the adders, and the multipliers, which bound
+/// this pass, have half as much to do.
 template <class V>
-inline void trs_to_affine(const local_pose& p, std::size_t block, std::size_t lane,
-                          float (*out)[pose_lane_block]) {
+KEYBLEND_FORCE_INLINE void trs_to_affine_lanes(const local_pose& p, std::size_t i, std::size_t count, V (&m)[12]) {
     using S = local_pose;
-    const std::size_t i = block + lane;
-    const V x = V::load(p.data(S::rotation_x) + i), y = V::load(p.data(S::rotation_y) + i);
-    const V z = V::load(p.data(S::rotation_z) + i), w = V::load(p.data(S::rotation_w) + i);
-    const V sx = V::load(p.data(S::scale_x) + i), sy = V::load(p.data(S::scale_y) + i);
-    const V sz = V::load(p.data(S::scale_z) + i);
-    const V one = V::set1(1.0f), two = V::set1(2.0f);
+    const auto in = [&](S::stream s) KEYBLEND_LAMBDA_INLINE { return V::load_first(p.data(s) + i, count); };
+    const V x = in(S::rotation_x), y = in(S::rotation_y), z = in(S::rotation_z), w = in(S::rotation_w);
+    const V sx = in(S::scale_x), sy = in(S::scale_y), sz = in(S::scale_z);
+    const V one = V::set1(1.0f);
     const V xx = x * x, yy = y * y, zz = z * z;
     const V xy = x * y, xz = x * z, yz = y * z;
     const V wx = w * x, wy = w * y, wz = w * z;
-    (sx * (one - two * (yy + zz))).store(out[0] + lane);
-    (sx * (two * (xy + wz))).store(out[1] + lane);
-    (sx * (two * (xz - wy))).store(out[2] + lane);
-    (sy * (two * (xy - wz))).store(out[3] + lane);
-    (sy * (one - two * (xx + zz))).store(out[4] + lane);
-    (sy * (two * (yz + wx))).store(out[5] + lane);
-    (sz * (two * (xz + wy))).store(out[6] + lane);
-    (sz * (two * (yz - wx))).store(out[7] + lane);
-    (sz * (one - two * (xx + yy))).store(out[8] + lane);
-    V::load(p.data(S::translation_x) + i).store(out[9] + lane);
-    V::load(p.data(S::translation_y) + i).store(out[10] + lane);
-    V::load(p.data(S::translation_z) + i).store(out[11] + lane);
+    const auto twice = [](V t) KEYBLEND_LAMBDA_INLINE { return t + t; };
+    m[0] = sx * (one - twice(yy + zz));
+    m[1] = sx * twice(xy + wz);
+    m[2] = sx * twice(xz - wy);
+    m[3] = sy * twice(xy - wz);
+    m[4] = sy * (one - twice(xx + zz));
+    m[5] = sy * twice(yz + wx);
+    m[6] = sz * twice(xz + wy);
+    m[7] = sz * twice(yz - wx);
+    m[8] = sz * (one - twice(xx + yy));
+    m[9] = in(S::translation_x);
+    m[10] = in(S::translation_y);
+    m[11] = in(S::translation_z);
+}
+
+template <class V, std::size_t B = pose_lane_block>
+inline void trs_to_affine(const local_pose& p, std::size_t block, std::size_t lane, float (*out)[B]) {
+    V m[12];
+    trs_to_affine_lanes<V>(p, block + lane, V::width, m);
+    for (int e = 0; e < 12; ++e) m[e].store(out[e] + lane);
 }
 
 /// out = parent * L, where L is the affine matrix in lane `k` of `l` (bottom row 0 0 0 1, so the
@@ -197,8 +204,8 @@ inline columns4 load_columns(const float* m) {
 /// parent * L (see mul_affine_scalar; the same operations in the same order), stored to `out` and
 /// returned in registers, so that a child computed next need not wait for the store to reach
 /// memory and be read back.
-inline columns4 mul_affine_sse(const columns4& parent, const float (*l)[pose_lane_block], std::size_t k,
-                               float* out) {
+template <std::size_t B>
+inline columns4 mul_affine_sse(const columns4& parent, const float (*l)[B], std::size_t k, float* out) {
     columns4 m;
     for (int c = 0; c < 4; ++c) {
         __m128 v = _mm_mul_ps(parent.c[0], _mm_set1_ps(l[3 * c][k]));
@@ -213,17 +220,112 @@ inline columns4 mul_affine_sse(const columns4& parent, const float (*l)[pose_lan
 
 /// One step of a run of local_to_model_range: joint j (not the range's first) from its parent's
 /// model matrix: `previous` (the joint before, still in registers) when that is its parent, else
-/// the matrix in memory, or `root`. `affine` holds the local matrices of blocks from joint `base`
-/// on (a multiple of pose_lane_block).
+/// the matrix in memory, or `root`. `affine` holds the local matrices of blocks of B joints from
+/// joint `base` on (a multiple of B).
+template <std::size_t B>
 inline columns4 model_step(const joint_index* parents, std::size_t j, const columns4& previous,
-                           const float (*affine)[12][pose_lane_block], std::size_t base, const glm::mat4& root,
-                           glm::mat4* model) {
+                           const float (*affine)[12][B], std::size_t base, const glm::mat4& root, glm::mat4* model) {
     const joint_index p = parents[j];
     columns4 parent = previous;
     if (p < 0) parent = load_columns(&root[0][0]);
     else if (static_cast<std::size_t>(p) + 1 != j) parent = load_columns(&model[static_cast<std::size_t>(p)][0][0]);
-    return mul_affine_sse(parent, affine[(j - base) / pose_lane_block], j % pose_lane_block, &model[j][0][0]);
+    return mul_affine_sse(parent, affine[(j - base) / B], j % B, &model[j][0][0]);
 }
+
+/// The lanes and the block width (B joints) of local_to_model's local matrices: 16 joints at a
+/// time where AVX-512 is compiled and the product runs on 8 lanes (half the instructions of two
+/// blocks of 8: this pass is a fifth of local_to_model, bound by its multiplies), else V's.
+template <class V>
+struct affine_lanes {
+    static constexpr std::size_t block = pose_lane_block;
+    /// The local matrices of joints [b, b + block) into `out`.
+    static void compute(const local_pose& local, std::size_t b, float (*out)[block]) {
+        for (std::size_t lane = 0; lane < block; lane += V::width) trs_to_affine<V>(local, b, lane, out);
+    }
+};
+#if defined(KEYBLEND_LANES_AVX512)
+template <>
+struct affine_lanes<lanes::f8> {
+    static constexpr std::size_t block = 16;
+    static void compute(const local_pose& local, std::size_t b, float (*out)[block]) {
+        // The streams are padded to a multiple of 8 joints: the last 8 may be all there is.
+        if (b + 16 <= local.padded_size()) trs_to_affine<lanes::f16, block>(local, b, 0, out);
+        else trs_to_affine<lanes::f8, block>(local, b, 0, out);
+    }
+};
+#endif
+
+#if defined(KEYBLEND_LANES_AVX512)
+/// local_to_model's AVX-512 way through window [base, window_end) of the whole skeleton, by the
+/// window's steps (impl::model_schedule::steps): a joint's product in one 512-bit register,
+/// column c in lane c, is its parent's column i broadcast to every lane times row i of its local
+/// matrix (component i of each column, broadcast within its lane), summed in mul_affine_scalar's
+/// order, plus the parent's translation in lane 3: the same bits as the 128-bit product.
+inline void model_window_steps(const skeleton& s, const local_pose& local, std::size_t base,
+                               std::size_t window_end, const std::uint32_t* steps, std::size_t count,
+                               const glm::mat4& root, glm::mat4* model) {
+    // (512-bit shuffles in their all-lanes maskz forms, as in skin_kernels.hpp: GCC 12's plain
+    // forms start from _mm512_undefined_ps, which -Wmaybe-uninitialized reports once inlined.)
+    // Rows x, y and z of each joint's local matrix, per block of 16: joint j's at slot
+    // (j % 4) * 4 + j % 16 / 4 (where a block's in-lane 4x4 transposes put it).
+    alignas(64) float rows[model_window_joints / 16][3][16][4];
+    for (std::size_t block = base; block < window_end; block += 16) {
+        lanes::f16 m[12]; // (the last block of the streams may have 8 joints: zeros above)
+        trs_to_affine_lanes(local, block, std::min<std::size_t>(16, local.padded_size() - block), m);
+        for (int i = 0; i < 3; ++i) {
+            const __m512 a = m[i].v, b = m[3 + i].v, c = m[6 + i].v, d = m[9 + i].v;
+            const __m512 ab_lo = _mm512_maskz_unpacklo_ps(0xFFFF, a, b), ab_hi = _mm512_maskz_unpackhi_ps(0xFFFF, a, b);
+            const __m512 cd_lo = _mm512_maskz_unpacklo_ps(0xFFFF, c, d), cd_hi = _mm512_maskz_unpackhi_ps(0xFFFF, c, d);
+            float(*out)[4] = rows[(block - base) / 16][i];
+            _mm512_store_ps(out[0], _mm512_maskz_shuffle_ps(0xFFFF, ab_lo, cd_lo, _MM_SHUFFLE(1, 0, 1, 0)));
+            _mm512_store_ps(out[4], _mm512_maskz_shuffle_ps(0xFFFF, ab_lo, cd_lo, _MM_SHUFFLE(3, 2, 3, 2)));
+            _mm512_store_ps(out[8], _mm512_maskz_shuffle_ps(0xFFFF, ab_hi, cd_hi, _MM_SHUFFLE(1, 0, 1, 0)));
+            _mm512_store_ps(out[12], _mm512_maskz_shuffle_ps(0xFFFF, ab_hi, cd_hi, _MM_SHUFFLE(3, 2, 3, 2)));
+        }
+    }
+    const joint_index* parents = s.parents().data();
+    // A 4x4 matrix's transpose: rows <-> columns.
+    const __m512i transpose = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    using M = model_schedule;
+    __m512 held[M::slots] = {}, before[M::slots]; // this step's products, the step before's
+    const auto product = [&](std::uint32_t entry, __m512& out) KEYBLEND_LAMBDA_INLINE {
+        if (entry == M::no_joint) return;
+        const std::size_t j = entry & M::joint_bits;
+        __m512 parent;
+        if (entry & M::parent_in_slot) {
+            switch (entry >> M::slot_shift & 3u) {
+            case 0: parent = before[0]; break;
+            case 1: parent = before[1]; break;
+            case 2: parent = before[2]; break;
+            default: parent = before[3]; break;
+            }
+        } else {
+            const joint_index p = parents[j];
+            parent = _mm512_maskz_permutexvar_ps(0xFFFF, 
+                transpose, _mm512_loadu_ps(p < 0 ? &root[0][0] : &model[static_cast<std::size_t>(p)][0][0]));
+        }
+        const float(*r)[16][4] = rows[(j - base) / 16];
+        const std::size_t at = (j & 3) * 4 + (j >> 2 & 3);
+        const __m512 x = _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_load_ps(r[0][at]));
+        const __m512 y = _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_load_ps(r[1][at]));
+        const __m512 z = _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_load_ps(r[2][at]));
+        __m512 v = _mm512_mul_ps(_mm512_maskz_permute_ps(0xFFFF, parent, 0x00), x);
+        v = _mm512_fmadd_ps(_mm512_maskz_permute_ps(0xFFFF, parent, 0x55), y, v);
+        v = _mm512_fmadd_ps(_mm512_maskz_permute_ps(0xFFFF, parent, 0xAA), z, v);
+        v = _mm512_mask_add_ps(v, 0x8888, v, parent);
+        _mm512_storeu_ps(&model[j][0][0], _mm512_maskz_permutexvar_ps(0xFFFF, transpose, v));
+        out = v;
+    };
+    static_assert(M::slots == 4, "four slots a step");
+    for (std::size_t t = 0; t < count; ++t, steps += 4) {
+        for (std::size_t r = 0; r < M::slots; ++r) before[r] = held[r];
+        product(steps[0], held[0]);
+        product(steps[1], held[1]);
+        product(steps[2], held[2]);
+        product(steps[3], held[3]);
+    }
+}
+#endif
 
 /// local_to_model_range's SIMD path (same arguments). One joint after the other, each waits for
 /// its parent's product (mul + 2 FMAs, 11 cycles on Zen 4) and the multiply pipes idle half the
@@ -236,15 +338,27 @@ template <class V>
 void local_to_model_runs(const skeleton& s, const local_pose& local, std::size_t begin, std::size_t end,
                          const glm::mat4* first_parent, const glm::mat4& root, glm::mat4* model) {
     const joint_index* parents = s.parents().data();
-    constexpr std::size_t window_blocks = model_window_joints / pose_lane_block;
-    alignas(64) float buffer[window_blocks][12][pose_lane_block];
+    using A = affine_lanes<V>;
+    constexpr std::size_t B = A::block;
+    static_assert(model_window_joints % B == 0, "a window is whole blocks");
+    alignas(64) float buffer[model_window_joints / B][12][B];
     const bool whole = begin == 0 && end == s.size();
     for (std::size_t window = begin; window < end;) {
-        const std::size_t base = window / pose_lane_block * pose_lane_block;
+        const std::size_t base = window / B * B;
         const std::size_t window_end = std::min(end, base + model_window_joints);
-        for (std::size_t block = base; block < window_end; block += pose_lane_block)
-            for (std::size_t lane = 0; lane < pose_lane_block; lane += V::width)
-                trs_to_affine<V>(local, block, lane, buffer[(block - base) / pose_lane_block]);
+#if defined(KEYBLEND_LANES_AVX512)
+        if constexpr (B == 16) {
+            if (whole) {
+                const auto [steps, count] = model_schedule::full_range_steps(s, window / model_window_joints);
+                if (count) {
+                    model_window_steps(s, local, base, window_end, steps, count, root, model);
+                    window = window_end;
+                    continue;
+                }
+            }
+        }
+#endif
+        for (std::size_t block = base; block < window_end; block += B) A::compute(local, block, buffer[(block - base) / B]);
         std::size_t j = window;
         columns4 a;
         if (window == begin) {
@@ -253,8 +367,7 @@ void local_to_model_runs(const skeleton& s, const local_pose& local, std::size_t
             const glm::mat4& parent = first_parent ? *first_parent
                                       : p < 0      ? root
                                                    : model[static_cast<std::size_t>(p)];
-            a = mul_affine_sse(load_columns(&parent[0][0]), buffer[(j - base) / pose_lane_block], j % pose_lane_block,
-                               &model[j][0][0]);
+            a = mul_affine_sse(load_columns(&parent[0][0]), buffer[(j - base) / B], j % B, &model[j][0][0]);
             ++j;
         } else {
             a = load_columns(&model[window - 1][0][0]);

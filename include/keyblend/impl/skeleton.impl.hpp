@@ -58,12 +58,101 @@ struct model_schedule {
         return {s.model_runs_[2 * w], s.model_runs_[2 * w + 1]};
     }
 
+    static constexpr std::size_t slots = 4;
+    /// An entry of a step of `steps`: no joint in this slot.
+    static constexpr std::uint32_t no_joint = 0xFFFFFFFFu;
+    /// Flag of an entry: the joint's parent was computed in the step before, by the slot in the
+    /// two bits above `slot_shift`, and is still in that slot's register.
+    static constexpr std::uint32_t parent_in_slot = 0x80000000u;
+    static constexpr unsigned slot_shift = 29;
+    static constexpr std::uint32_t joint_bits = (1u << slot_shift) - 1u;
+
+    /// A second way through a window [begin, end), for AVX-512, where a joint's product is one
+    /// 512-bit register (4 multiply-adds, but its chain is a cross-lane shuffle longer than the
+    /// 128-bit product's): steps of up to `slots` joints that do not depend on each other. Each
+    /// slot takes, of the joints whose parent is done, the one with the longest chain below it
+    /// (list scheduling by the critical path: at most the tree's depth plus joints / slots
+    /// steps). A parent done the step before is read from its slot's register (from memory, the
+    /// product would wait for the store); one done earlier, from memory. Appends the steps
+    /// (`slots` entries each) to `out`; returns their number.
+    static std::size_t steps(const skeleton& s, std::size_t begin, std::size_t end, std::vector<std::uint32_t>& out) {
+        const std::size_t n = end - begin;
+        std::vector<std::uint32_t> height(n, 1); // joints on the longest chain from j down, in the window
+        for (std::size_t j = end; j-- > begin + 1;) {
+            const joint_index p = s.parent(j);
+            if (p >= 0 && static_cast<std::size_t>(p) >= begin)
+                height[static_cast<std::size_t>(p) - begin] =
+                    std::max(height[static_cast<std::size_t>(p) - begin], height[j - begin] + 1);
+        }
+        // Ready joints (parent done or outside the window), with the step and slot that did their
+        // parent (step -2: outside the window).
+        std::vector<std::size_t> ready;
+        std::vector<std::ptrdiff_t> parent_step(n, -2);
+        std::vector<std::uint32_t> parent_slot(n, 0);
+        for (std::size_t j = begin; j < end; ++j) {
+            const joint_index p = s.parent(j);
+            if (p < 0 || static_cast<std::size_t>(p) < begin) ready.push_back(j);
+        }
+        std::size_t done = 0, count = 0;
+        for (std::ptrdiff_t step = 0; done < n; ++step, ++count) {
+            std::size_t chosen[slots];
+            for (std::size_t r = 0; r < slots; ++r) {
+                std::size_t best = ready.size();
+                for (std::size_t i = 0; i < ready.size(); ++i)
+                    if (best == ready.size() || height[ready[i] - begin] > height[ready[best] - begin]) best = i;
+                chosen[r] = no_joint;
+                if (best == ready.size()) {
+                    out.push_back(no_joint);
+                    continue;
+                }
+                const std::size_t j = ready[best];
+                ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
+                chosen[r] = j;
+                const bool in_register = parent_step[j - begin] == step - 1;
+                out.push_back(static_cast<std::uint32_t>(j) |
+                              (in_register ? parent_in_slot | parent_slot[j - begin] << slot_shift : 0u));
+            }
+            for (std::size_t r = 0; r < slots; ++r) {
+                if (chosen[r] == no_joint) continue;
+                ++done;
+                for (std::size_t c = chosen[r] + 1; c < std::min(end, s.subtree_end(chosen[r])); c = s.subtree_end(c)) {
+                    ready.push_back(c);
+                    parent_step[c - begin] = step;
+                    parent_slot[c - begin] = static_cast<std::uint32_t>(r);
+                }
+            }
+        }
+        return count;
+    }
+
+    /// The steps of window `w` of the whole skeleton (`slots` entries each), or none where the two
+    /// runs are expected to be faster.
+    static std::pair<const std::uint32_t*, std::size_t> full_range_steps(const skeleton& s, std::size_t w) {
+        const std::uint32_t first = s.model_steps_at_[w], last = s.model_steps_at_[w + 1];
+        return {s.model_steps_.data() + first, (last - first) / slots};
+    }
+
     static void build(skeleton& s) {
         s.model_runs_.clear();
+        s.model_steps_.clear();
+        s.model_steps_at_.assign(1, 0);
         for (std::size_t w = 0; w < s.size(); w += model_window_joints) {
-            const model_split m = split(s, w, std::min(s.size(), w + model_window_joints));
+            const std::size_t end = std::min(s.size(), w + model_window_joints);
+            const model_split m = split(s, w, end);
             s.model_runs_.push_back(static_cast<std::uint32_t>(m.first));
             s.model_runs_.push_back(static_cast<std::uint32_t>(m.middle));
+            // The two runs: a joint's product waits ~11 cycles for its parent's, a pair of joints
+            // takes ~12 (the multipliers' throughput). A step: ~14 (the chain, with a shuffle).
+            const std::size_t at = s.model_steps_.size();
+            if (end > joint_bits) { // (no room for the flags)
+                s.model_steps_at_.push_back(static_cast<std::uint32_t>(at));
+                continue;
+            }
+            const std::size_t n = steps(s, w, end, s.model_steps_);
+            const std::size_t pairs = std::min(m.middle - m.first, end - m.middle);
+            const std::size_t two_runs = 11 * (m.first - w) + 12 * pairs + 11 * (end - m.first - 2 * pairs);
+            if (14 * n >= two_runs) s.model_steps_.resize(at);
+            s.model_steps_at_.push_back(static_cast<std::uint32_t>(s.model_steps_.size()));
         }
     }
 };
