@@ -348,7 +348,7 @@ void local_to_model_runs(const skeleton& s, const local_pose& local, std::size_t
         const std::size_t window_end = std::min(end, base + model_window_joints);
 #if defined(KEYBLEND_LANES_AVX512)
         if constexpr (B == 16) {
-            if (whole) {
+            if (whole && !first_parent) { // (the steps read a root's parent from `root`)
                 const auto [steps, count] = model_schedule::full_range_steps(s, window / model_window_joints);
                 if (count) {
                     model_window_steps(s, local, base, window_end, steps, count, root, model);
