@@ -222,6 +222,16 @@ local_pose rigid_pose(std::size_t n, std::uint32_t seed) {
     return p;
 }
 
+/// The same bits (with -ffast-math, within 1e-6 relative: see kbtest::same_computation): two
+/// computations of a model matrix by the same products.
+bool same_product(const glm::mat4& a, const glm::mat4& b) {
+#if defined(__FAST_MATH__)
+    return relative_error(a, b) < 1e-6f;
+#else
+    return bit_equal(a, b);
+#endif
+}
+
 /// The shapes the local-to-model schedules are tested on.
 std::vector<std::vector<joint_index>> model_shapes() {
     std::vector<std::vector<joint_index>> shapes{chain_parents(1), chain_parents(300), two_chains(150),
@@ -370,13 +380,7 @@ TEST_CASE("local_to_model's two runs: each window splits where no joint of one r
         // skeleton has AVX-512 steps): the same bits as local_to_model's.
         std::vector<glm::mat4> runs(s.size());
         impl::local_to_model_range<impl::lanes::native>(s, pose, 0, s.size(), &root, root, runs.data());
-        for (std::size_t j = 0; j < s.size(); ++j) {
-#if defined(__FAST_MATH__)
-            CHECK(relative_error(runs[j], fast[j]) < 1e-6f); // see kbtest::same_computation
-#else
-            CHECK(bit_equal(runs[j], fast[j]));
-#endif
-        }
+        for (std::size_t j = 0; j < s.size(); ++j) CHECK(same_product(runs[j], fast[j]));
         // Every sub-tree again, alone: the same bits as the whole (each joint's product is the
         // same whichever run computes it).
         for (std::size_t joint = 0; joint < s.size(); joint += 1 + s.size() / 5) {
@@ -386,13 +390,7 @@ TEST_CASE("local_to_model's two runs: each window splits where no joint of one r
                 local_to_model_subtree(s, joint, pose, root, model);
             else
                 local_to_model_subtree(s, joint, pose, model);
-            for (std::size_t j = 0; j < s.size(); ++j) {
-#if defined(__FAST_MATH__)
-                CHECK(relative_error(model[j], fast[j]) < 1e-6f); // see kbtest::same_computation
-#else
-                CHECK(bit_equal(model[j], fast[j]));
-#endif
-            }
+            for (std::size_t j = 0; j < s.size(); ++j) CHECK(same_product(model[j], fast[j]));
         }
     }
 }

@@ -162,10 +162,13 @@ KEYBLEND_FORCE_INLINE void trs_to_affine_lanes(const local_pose& p, std::size_t 
     m[11] = in(S::translation_z);
 }
 
+/// trs_to_affine_lanes of joints [block + lane, + count) into `out`'s streams from lane `lane`
+/// (zeros in the lanes from `count` up).
 template <class V, std::size_t B = pose_lane_block>
-inline void trs_to_affine(const local_pose& p, std::size_t block, std::size_t lane, float (*out)[B]) {
+inline void trs_to_affine(const local_pose& p, std::size_t block, std::size_t lane, float (*out)[B],
+                          std::size_t count = V::width) {
     V m[12];
-    trs_to_affine_lanes<V>(p, block + lane, V::width, m);
+    trs_to_affine_lanes<V>(p, block + lane, count, m);
     for (int e = 0; e < 12; ++e) m[e].store(out[e] + lane);
 }
 
@@ -244,23 +247,28 @@ struct affine_lanes {
     }
 };
 #if defined(KEYBLEND_LANES_AVX512)
+/// The joints of the stream block of 16 at `b` there are floats for: the streams are padded to
+/// a multiple of 8 joints, so the last block may have 8.
+inline std::size_t affine_block_joints(const local_pose& local, std::size_t b) {
+    return std::min<std::size_t>(16, local.padded_size() - b);
+}
+
 template <>
 struct affine_lanes<lanes::f8> {
     static constexpr std::size_t block = 16;
     static void compute(const local_pose& local, std::size_t b, float (*out)[block]) {
-        // The streams are padded to a multiple of 8 joints: the last 8 may be all there is.
-        if (b + 16 <= local.padded_size()) trs_to_affine<lanes::f16, block>(local, b, 0, out);
-        else trs_to_affine<lanes::f8, block>(local, b, 0, out);
+        trs_to_affine<lanes::f16, block>(local, b, 0, out, affine_block_joints(local, b));
     }
 };
 #endif
 
 #if defined(KEYBLEND_LANES_AVX512)
 /// local_to_model's AVX-512 way through window [base, window_end) of the whole skeleton, by the
-/// window's steps (impl::model_schedule::steps): a joint's product in one 512-bit register,
-/// column c in lane c, is its parent's column i broadcast to every lane times row i of its local
-/// matrix (component i of each column, broadcast within its lane), summed in mul_affine_scalar's
-/// order, plus the parent's translation in lane 3: the same bits as the 128-bit product.
+/// window's steps (impl::model_schedule::steps): a joint's product in one 512-bit register, by
+/// rows (row r in lane r), is each parent element r,i broadcast within lane r times row i of its
+/// local matrix (in every lane), summed in mul_affine_scalar's order, plus the parent's
+/// translation in element 3 of each lane: the same bits as the 128-bit product. One permute
+/// turns a product into columns for the store, and a parent read from memory into rows.
 inline void model_window_steps(const skeleton& s, const local_pose& local, std::size_t base,
                                std::size_t window_end, const std::uint32_t* steps, std::size_t count,
                                const glm::mat4& root, glm::mat4* model) {
@@ -270,8 +278,8 @@ inline void model_window_steps(const skeleton& s, const local_pose& local, std::
     // (j % 4) * 4 + j % 16 / 4 (where a block's in-lane 4x4 transposes put it).
     alignas(64) float rows[model_window_joints / 16][3][16][4];
     for (std::size_t block = base; block < window_end; block += 16) {
-        lanes::f16 m[12]; // (the last block of the streams may have 8 joints: zeros above)
-        trs_to_affine_lanes(local, block, std::min<std::size_t>(16, local.padded_size() - block), m);
+        lanes::f16 m[12];
+        trs_to_affine_lanes(local, block, affine_block_joints(local, block), m);
         for (int i = 0; i < 3; ++i) {
             const __m512 a = m[i].v, b = m[3 + i].v, c = m[6 + i].v, d = m[9 + i].v;
             const __m512 ab_lo = _mm512_maskz_unpacklo_ps(0xFFFF, a, b), ab_hi = _mm512_maskz_unpackhi_ps(0xFFFF, a, b);

@@ -100,8 +100,8 @@ struct model_schedule {
                 std::size_t best = ready.size();
                 for (std::size_t i = 0; i < ready.size(); ++i)
                     if (best == ready.size() || height[ready[i] - begin] > height[ready[best] - begin]) best = i;
-                chosen[r] = no_joint;
                 if (best == ready.size()) {
+                    chosen[r] = no_joint;
                     out.push_back(no_joint);
                     continue;
                 }
