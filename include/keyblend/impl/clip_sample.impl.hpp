@@ -274,7 +274,7 @@ struct clip_sampler {
         // (Not with subset lanes: shared_take_ leaves them out, so their take is never the one
         // cached.)
         const bool step_forward = first == c.shared_second_[block] && first != second &&
-                                  ((c.shared_take_[block] >> shift) & ((1u << V::width) - 1u)) == take;
+                                  ((unsigned{c.shared_take_[block]} >> shift) & ((1u << V::width) - 1u)) == take;
         V a[4], b[4];
         if (step_forward) {
             for (unsigned k = 0; k < dim; ++k) a[dim == 4 ? quat_slot(k) : k] = V::load(p + (3 + dim + k) * cap);
@@ -322,9 +322,9 @@ struct clip_sampler {
         if (!stale) return;
         const unsigned shift = static_cast<unsigned>(i % pose_lane_block);
         const std::size_t slot = (i / pose_lane_block) * 3 + Comp;
-        const unsigned shared = (c.shared_[slot] >> shift) & all;
+        const unsigned shared = (unsigned{c.shared_[slot]} >> shift) & all;
         if (shared && (stale & shared) == shared) {
-            const unsigned subset = stale & (c.subset_[slot] >> shift) & all;
+            const unsigned subset = stale & (unsigned{c.subset_[slot]} >> shift) & all;
             refresh_shared<Comp, V>(c, s, i, shared, subset, time);
             stale &= ~(shared | subset);
         }
