@@ -269,9 +269,10 @@ TEST_CASE("local_to_model's steps: each joint once, after its parent, from the r
                 for (std::size_t r = 0; r < M::slots; ++r) {
                     const std::uint32_t e = steps[M::slots * t + r];
                     if (e == M::no_joint) continue;
-                    const std::size_t j = e & M::joint_bits;
+                    const std::size_t j = M::entry_joint(e, w / impl::model_window_joints);
                     REQUIRE(j >= w);
                     REQUIRE(j < end);
+                    CHECK((e & M::rows_bits) == M::rows_offset(j - w));
                     CHECK(step_of[j - w] == -1); // once
                     step_of[j - w] = std::ptrdiff_t(t);
                     slot_of[j - w] = std::ptrdiff_t(r);
@@ -281,7 +282,7 @@ TEST_CASE("local_to_model's steps: each joint once, after its parent, from the r
                 for (std::size_t r = 0; r < M::slots; ++r) {
                     const std::uint32_t e = steps[M::slots * t + r];
                     if (e == M::no_joint) continue;
-                    const std::size_t j = e & M::joint_bits;
+                    const std::size_t j = M::entry_joint(e, w / impl::model_window_joints);
                     const joint_index p = s.parent(j);
                     CAPTURE(j);
                     if (p < 0 || std::size_t(p) < w) {

@@ -59,13 +59,30 @@ struct model_schedule {
     }
 
     static constexpr std::size_t slots = 4;
-    /// An entry of a step of `steps`: no joint in this slot.
+    /// An entry of a step of `steps` is a joint, decoded as below with what the kernel needs
+    /// ready, or this: no joint in this slot.
     static constexpr std::uint32_t no_joint = 0xFFFFFFFFu;
+    /// Bits 0-12 of an entry: where the joint's local rows are in the steps' buffer of a window
+    /// (`rows_offset`).
+    static constexpr std::uint32_t rows_bits = 0x1FFFu;
+    /// Bits 13-19: the joint's place in its window.
+    static constexpr unsigned joint_shift = 13;
     /// Flag of an entry: the joint's parent was computed in the step before, by the slot in the
     /// two bits above `slot_shift`, and is still in that slot's register.
     static constexpr std::uint32_t parent_in_slot = 0x80000000u;
     static constexpr unsigned slot_shift = 29;
-    static constexpr std::uint32_t joint_bits = (1u << slot_shift) - 1u;
+    /// The steps' buffer of a window (model_window_steps): rows x, y and z of the local matrices
+    /// by blocks of 16 joints, float[3][16][4] a block, joint j of a block in slot
+    /// (j % 4) * 4 + j / 4 (where a block's in-lane 4x4 transposes put it). Row x of the joint
+    /// at `place` in its window is this many bytes from the buffer's start; rows y and z follow
+    /// at 16 * 16 bytes each.
+    static constexpr std::uint32_t rows_offset(std::size_t place) {
+        return static_cast<std::uint32_t>(place / 16 * (3 * 16 * 16) + ((place & 3) * 4 + (place >> 2 & 3)) * 16);
+    }
+    /// The joint an entry of window `w` names.
+    static std::size_t entry_joint(std::uint32_t entry, std::size_t w) {
+        return w * model_window_joints + (entry >> joint_shift & (model_window_joints - 1));
+    }
 
     /// A second way through a window [begin, end), for AVX-512, where a joint's product is one
     /// 512-bit register (4 multiply-adds, but its chain is a cross-lane shuffle longer than the
@@ -73,9 +90,12 @@ struct model_schedule {
     /// slot takes, of the joints whose parent is done, the one with the longest chain below it
     /// (list scheduling by the critical path: at most the tree's depth plus joints / slots
     /// steps). A parent done the step before is read from its slot's register (from memory, the
-    /// product would wait for the store); one done earlier, from memory. Appends the steps
-    /// (`slots` entries each) to `out`; returns their number.
+    /// product would wait for the store); one done earlier, from memory. `begin` is a window's
+    /// first joint (a multiple of model_window_joints), `end` at most a window further. Appends
+    /// the steps (`slots` entries each) to `out`; returns their number.
     static std::size_t steps(const skeleton& s, std::size_t begin, std::size_t end, std::vector<std::uint32_t>& out) {
+        static_assert(rows_offset(model_window_joints - 1) <= rows_bits, "the buffer's offsets fit");
+        static_assert(model_window_joints << joint_shift <= 1u << slot_shift, "the places fit");
         const std::size_t n = end - begin;
         std::vector<std::uint32_t> height(n, 1); // joints on the longest chain from j down, in the window
         for (std::size_t j = end; j-- > begin + 1;) {
@@ -109,7 +129,7 @@ struct model_schedule {
                 ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
                 chosen[r] = j;
                 const bool in_register = parent_step[j - begin] == step - 1;
-                out.push_back(static_cast<std::uint32_t>(j) |
+                out.push_back(rows_offset(j - begin) | static_cast<std::uint32_t>(j - begin) << joint_shift |
                               (in_register ? parent_in_slot | parent_slot[j - begin] << slot_shift : 0u));
             }
             for (std::size_t r = 0; r < slots; ++r) {
@@ -144,10 +164,6 @@ struct model_schedule {
             // The two runs: a joint's product waits ~11 cycles for its parent's, a pair of joints
             // takes ~12 (the multipliers' throughput). A step: ~14 (the chain, with a shuffle).
             const std::size_t at = s.model_steps_.size();
-            if (end > joint_bits) { // (no room for the flags)
-                s.model_steps_at_.push_back(static_cast<std::uint32_t>(at));
-                continue;
-            }
             const std::size_t n = steps(s, w, end, s.model_steps_);
             const std::size_t pairs = std::min(m.middle - m.first, end - m.middle);
             const std::size_t two_runs = 11 * (m.first - w) + 12 * pairs + 11 * (end - m.first - 2 * pairs);
