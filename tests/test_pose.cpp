@@ -273,6 +273,9 @@ TEST_CASE("local_to_model's steps: each joint once, after its parent, from the r
                     REQUIRE(j >= w);
                     REQUIRE(j < end);
                     CHECK((e & M::rows_bits) == M::rows_offset(j - w));
+                    // Nothing outside the fields.
+                    CHECK((e & ~(M::rows_bits | std::uint32_t(impl::model_window_joints - 1) << M::joint_shift |
+                                 M::parent_in_slot | 3u << M::slot_shift)) == 0u);
                     CHECK(step_of[j - w] == -1); // once
                     step_of[j - w] = std::ptrdiff_t(t);
                     slot_of[j - w] = std::ptrdiff_t(r);

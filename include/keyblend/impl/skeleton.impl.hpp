@@ -95,7 +95,12 @@ struct model_schedule {
     /// the steps (`slots` entries each) to `out`; returns their number.
     static std::size_t steps(const skeleton& s, std::size_t begin, std::size_t end, std::vector<std::uint32_t>& out) {
         static_assert(rows_offset(model_window_joints - 1) <= rows_bits, "the buffer's offsets fit");
-        static_assert(model_window_joints << joint_shift <= 1u << slot_shift, "the places fit");
+        static_assert(rows_bits == (1u << joint_shift) - 1u, "the offsets end where the places start");
+        static_assert((model_window_joints & (model_window_joints - 1)) == 0 &&
+                          model_window_joints << joint_shift <= 1u << slot_shift,
+                      "the places are whole bits and fit");
+        KEYBLEND_ASSERT(begin % model_window_joints == 0 && end - begin <= model_window_joints,
+                        "model_schedule::steps: one window");
         const std::size_t n = end - begin;
         std::vector<std::uint32_t> height(n, 1); // joints on the longest chain from j down, in the window
         for (std::size_t j = end; j-- > begin + 1;) {
