@@ -269,7 +269,7 @@ TEST_CASE("local_to_model's steps: each joint once, after its parent, from the r
                 for (std::size_t r = 0; r < M::slots; ++r) {
                     const std::uint32_t e = steps[M::slots * t + r];
                     if (e == M::no_joint) continue;
-                    const std::size_t j = M::entry_joint(e, w / impl::model_window_joints);
+                    const std::size_t j = M::entry_joint(e, w);
                     REQUIRE(j >= w);
                     REQUIRE(j < end);
                     CHECK((e & M::rows_bits) == M::rows_offset(j - w));
@@ -285,7 +285,7 @@ TEST_CASE("local_to_model's steps: each joint once, after its parent, from the r
                 for (std::size_t r = 0; r < M::slots; ++r) {
                     const std::uint32_t e = steps[M::slots * t + r];
                     if (e == M::no_joint) continue;
-                    const std::size_t j = M::entry_joint(e, w / impl::model_window_joints);
+                    const std::size_t j = M::entry_joint(e, w);
                     const joint_index p = s.parent(j);
                     CAPTURE(j);
                     if (p < 0 || std::size_t(p) < w) {

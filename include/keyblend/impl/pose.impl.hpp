@@ -274,8 +274,9 @@ inline void model_window_steps(const skeleton& s, const local_pose& local, std::
                                const glm::mat4& root, glm::mat4* model) {
     // (512-bit shuffles in their all-lanes maskz forms, as in skin_kernels.hpp: GCC 12's plain
     // forms start from _mm512_undefined_ps, which -Wmaybe-uninitialized reports once inlined.)
+    using M = model_schedule;
     // Rows x, y and z of each joint's local matrix, as model_schedule::rows_offset says.
-    alignas(64) float rows[model_window_joints / 16][3][16][4];
+    alignas(64) M::window_rows rows;
     for (std::size_t block = base; block < window_end; block += 16) {
         lanes::f16 m[12];
         trs_to_affine_lanes(local, block, affine_block_joints(local, block), m);
@@ -293,12 +294,11 @@ inline void model_window_steps(const skeleton& s, const local_pose& local, std::
     const joint_index* parents = s.parents().data();
     // A 4x4 matrix's transpose: rows <-> columns.
     const __m512i transpose = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
-    using M = model_schedule;
     __m512 held[M::slots] = {}, before[M::slots]; // this step's products, the step before's
     const char* rows_at = reinterpret_cast<const char*>(rows);
     const auto product = [&](std::uint32_t entry, __m512& out) KEYBLEND_LAMBDA_INLINE {
         if (entry == M::no_joint) return;
-        const std::size_t j = base + (entry >> M::joint_shift & (model_window_joints - 1));
+        const std::size_t j = M::entry_joint(entry, base);
         __m512 parent;
         if (entry & M::parent_in_slot) {
             switch (entry >> M::slot_shift & 3u) {
@@ -314,8 +314,8 @@ inline void model_window_steps(const skeleton& s, const local_pose& local, std::
         }
         const float* r = reinterpret_cast<const float*>(rows_at + (entry & M::rows_bits));
         const __m512 x = _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_load_ps(r));
-        const __m512 y = _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_load_ps(r + 16 * 4));
-        const __m512 z = _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_load_ps(r + 2 * 16 * 4));
+        const __m512 y = _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_load_ps(r + M::row_stride));
+        const __m512 z = _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_load_ps(r + 2 * M::row_stride));
         __m512 v = _mm512_mul_ps(_mm512_maskz_permute_ps(0xFFFF, parent, 0x00), x);
         v = _mm512_fmadd_ps(_mm512_maskz_permute_ps(0xFFFF, parent, 0x55), y, v);
         v = _mm512_fmadd_ps(_mm512_maskz_permute_ps(0xFFFF, parent, 0xAA), z, v);

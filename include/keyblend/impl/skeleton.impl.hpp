@@ -72,16 +72,19 @@ struct model_schedule {
     static constexpr std::uint32_t parent_in_slot = 0x80000000u;
     static constexpr unsigned slot_shift = 29;
     /// The steps' buffer of a window (model_window_steps): rows x, y and z of the local matrices
-    /// by blocks of 16 joints, float[3][16][4] a block, joint j of a block in slot
-    /// (j % 4) * 4 + j / 4 (where a block's in-lane 4x4 transposes put it). Row x of the joint
-    /// at `place` in its window is this many bytes from the buffer's start; rows y and z follow
-    /// at 16 * 16 bytes each.
+    /// by blocks of 16 joints, joint j of a block in slot (j % 4) * 4 + j / 4 (where a block's
+    /// in-lane 4x4 transposes put it).
+    using window_rows = float[model_window_joints / 16][3][16][4];
+    /// From one of a joint's rows in window_rows to the next, in floats.
+    static constexpr std::size_t row_stride = 16 * 4;
+    /// Where row x of the joint at `place` in its window is in window_rows, in bytes.
     static constexpr std::uint32_t rows_offset(std::size_t place) {
-        return static_cast<std::uint32_t>(place / 16 * (3 * 16 * 16) + ((place & 3) * 4 + (place >> 2 & 3)) * 16);
+        return static_cast<std::uint32_t>((place / 16 * 3 * row_stride + ((place & 3) * 4 + (place >> 2 & 3)) * 4) *
+                                          sizeof(float));
     }
-    /// The joint an entry of window `w` names.
-    static std::size_t entry_joint(std::uint32_t entry, std::size_t w) {
-        return w * model_window_joints + (entry >> joint_shift & (model_window_joints - 1));
+    /// The joint an entry of the window that starts at joint `first` names.
+    static std::size_t entry_joint(std::uint32_t entry, std::size_t first) {
+        return first + (entry >> joint_shift & (model_window_joints - 1));
     }
 
     /// A second way through a window [begin, end), for AVX-512, where a joint's product is one
