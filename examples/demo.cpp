@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
         std::printf("using a tube built in code (no .X file given, or --builtin)\n");
         model = make_tube();
     } else {
-        keyblend::io::xfile_options load_options;
+        keyblend::io::load_options load_options;
         if (opt.lenient) load_options.mode = keyblend::io::parse_mode::lenient;
         const auto start = clock_type::now();
         auto loaded = keyblend::io::load_xfile(opt.file, load_options);

@@ -464,7 +464,7 @@ std::unique_ptr<model> load_model(const options& o) {
                                       o.file + ": this keyblend was built without assimp: it reads .X files only"});
 #endif
     } else {
-        keyblend::io::xfile_options xo;
+        keyblend::io::load_options xo;
         xo.mode = mode;
         keyblend::result<keyblend::io::xfile> x = keyblend::io::load_xfile(o.file, xo);
         if (!x) return failed(x.error());

@@ -502,7 +502,7 @@ TEST_CASE("from_scene: animation channels — bad keys, names, rates and end beh
         REQUIRE_FALSE(strict);
         CHECK(contains(strict.error().message, "position key 0 is NaN or infinite"));
     }
-    SUBCASE("repeated times: the later key wins; non-unit rotations are normalised") {
+    SUBCASE("repeated times are a cut; non-unit rotations are normalised") {
         const glm::quat q = glm::angleAxis(1.0f, glm::vec3(0, 1, 0));
         set_animation(*s, 5.0, 24.0,
                       {channel_of("hip", {aiQuatKey(0.0, id), aiQuatKey(0.0, ai_quat(q)),
@@ -510,10 +510,12 @@ TEST_CASE("from_scene: animation channels — bad keys, names, rates and end beh
         const result<ka::scene> r = ka::from_scene(*s);
         REQUIRE(r);
         const rotation_track<float>& rot = r->animations[0].clip.channels[0].rotation;
-        REQUIRE(rot.size() == 2);
-        CHECK(kbtest::max_abs_diff(rot.value(0), q) <= 1e-6f);
-        CHECK(rot.value(1) == glm::identity<glm::quat>());
-        CHECK(has_warning(*r, "1 keys repeat the time of the key before them"));
+        REQUIRE(rot.size() == 3);
+        CHECK(rot.times() == std::vector<float>{0.0f, 0.0f, 2.0f});
+        CHECK(rot.value(0) == glm::identity<glm::quat>());
+        CHECK(kbtest::max_abs_diff(rot.value(1), q) <= 1e-6f);
+        CHECK(kbtest::max_abs_diff(sample_track(rot, 0.0f), q) <= 1e-6f); // the last key at a time holds
+        CHECK(rot.value(2) == glm::identity<glm::quat>());
         CHECK(has_warning(*r, "1 rotation keys were not unit length; normalised"));
     }
     SUBCASE("pre / post states map to the clip's wrap mode") {

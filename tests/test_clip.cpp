@@ -970,3 +970,122 @@ TEST_CASE("sample_clip: a block whose first track has keys of its own still shar
             CHECK(kbtest::max_abs_diff(out.get(j).rotation, sample_track(c.channels[j].rotation, t)) < 2e-6f);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Cubic splines, cuts and morph weights through the sampling context
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// The same keys as a cubic spline with random tangents.
+template <class Value>
+track<Value, float> as_cubic(const track<Value, float>& in, kbtest::rng& rng) {
+    track<Value, float> out(interpolation::cubic_spline);
+    for (std::size_t k = 0; k < in.size(); ++k) {
+        Value a, b;
+        if constexpr (std::is_same_v<Value, glm::quat>) {
+            a = make_quat(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
+            b = make_quat(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
+            a = a * 0.02f;
+            b = b * 0.02f;
+        } else {
+            a = rng.vec3(-0.1f, 0.1f);
+            b = rng.vec3(-0.1f, 0.1f);
+        }
+        out.push_back(in.time(k), a, in.value(k), b);
+    }
+    return out;
+}
+
+// A key repeated at the time of key `k` with another value: a cut there.
+template <class Value>
+void add_cut(track<Value, float>& tr, std::size_t k, const Value& value) {
+    track<Value, float> out(tr.mode());
+    for (std::size_t i = 0; i < tr.size(); ++i) {
+        if (tr.mode() == interpolation::cubic_spline)
+            out.push_back(tr.time(i), tr.in_tangents()[i], tr.value(i), tr.out_tangents()[i]);
+        else
+            out.push_back(tr.time(i), tr.value(i));
+        if (i == k) {
+            if (tr.mode() == interpolation::cubic_spline)
+                out.push_back(tr.time(i), tr.in_tangents()[i], value, tr.out_tangents()[i]);
+            else
+                out.push_back(tr.time(i), value);
+        }
+    }
+    tr = out;
+}
+
+void make_cubic_and_cuts(sample_fixture& f) {
+    kbtest::rng rng(41);
+    for (channel& ch : f.c.channels) {
+        if (ch.has_matrix()) continue;
+        if (ch.joint == 0 || ch.joint == 11) ch.translation = as_cubic(ch.translation, rng);
+        if (ch.joint == 1 || ch.joint == 11) ch.rotation = as_cubic(ch.rotation, rng);
+        if (ch.joint == 9 || ch.joint == 11) ch.scale = as_cubic(ch.scale, rng);
+        if (ch.joint == 0) add_cut(ch.translation, 2, rng.vec3(-2, 2));
+        if (ch.joint == 12) add_cut(ch.rotation, 3, rng.rotation());
+        if (ch.joint == 3) add_cut(ch.translation, 1, rng.vec3(-2, 2)); // (step)
+    }
+    REQUIRE(validate_clip(f.c, f.s));
+}
+
+} // namespace
+
+TEST_CASE("sample_clip: cubic splines and cuts equal sample_track on every lane path") {
+    sample_fixture f;
+    make_cubic_and_cuts(f);
+    check_lane_paths(f);
+}
+
+TEST_CASE("sample_clip: cubic splines and cuts among tracks keyed at shared times") {
+    sample_fixture f(true, true);
+    make_cubic_and_cuts(f);
+    check_lane_paths(f);
+    sampling_context ctx;
+    std::vector<float> times;
+    for (float t = -3.0f; t < f.c.duration + 3.0f; t += 0.7f) times.push_back(t);
+    check_public(f, times, ctx);
+}
+
+TEST_CASE("sample_clip: morph weights from the channels' tracks, the bind pose's elsewhere") {
+    std::vector<joint_desc> joints(3);
+    joints[0].name = "root";
+    joints[1] = {"face", 0, glm::mat4(1.0f), {0.25f, 0.5f, 0.75f}};
+    joints[2] = {"other", 0, glm::mat4(1.0f), {0.125f}};
+    const skeleton s = skeleton::from_parents(joints).value();
+    REQUIRE(s.morph_weight_total() == 4);
+    CHECK(s.morph_weight_offset(1) == 0);
+    CHECK(s.morph_weight_count(1) == 3);
+    CHECK(s.morph_weight_offset(2) == 3);
+    CHECK(s.morph_weight_count(0) == 0);
+    clip c;
+    channel ch;
+    ch.joint = 1;
+    ch.morph_weights.resize(3);
+    ch.morph_weights[0] = float_track<float>{{0.0f, 0.0f}, {2.0f, 1.0f}};
+    ch.morph_weights[2] = float_track<float>({{0.0f, 1.0f}, {1.0f, 0.0f}}, interpolation::step);
+    c.channels.push_back(ch);
+    c.duration = 2.0f;
+    REQUIRE(validate_clip(c, s));
+    sampling_context ctx;
+    local_pose pose;
+    for (float t : {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 0.25f}) {
+        REQUIRE(sample_clip(c, s, t, ctx, pose));
+        REQUIRE(pose.morph_weights().size() == 4);
+        CHECK(pose.morph_weights()[0] == doctest::Approx(std::min(t, 2.0f) / 2.0f));
+        CHECK(pose.morph_weights()[1] == 0.5f); // no track: the bind pose's
+        CHECK(pose.morph_weights()[2] == (t < 1.0f ? 1.0f : 0.0f));
+        CHECK(pose.morph_weights()[3] == 0.125f);
+    }
+    // A wrong number of weight tracks is reported, naming the channel.
+    c.channels[0].morph_weights.resize(2);
+    const status st = validate_clip(c, s);
+    REQUIRE_FALSE(st);
+    CHECK(st.error().code == errc::size_mismatch);
+    CHECK(st.error().message.find("morph weight") != std::string::npos);
+    // The bind pose carries the weights too.
+    const local_pose bind(s);
+    REQUIRE(bind.morph_weights().size() == 4);
+    CHECK(bind.morph_weights()[1] == 0.5f);
+}

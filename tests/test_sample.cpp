@@ -400,3 +400,128 @@ TEST_CASE("seed: the object class's time % length, zero-length sets and stepped 
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Cubic splines (glTF 2.0's CUBICSPLINE) and cuts (repeated key times)
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// glTF 2.0, Appendix C (cubic spline interpolation), written out in double from the
+// specification's formula: with t_d = t_{k+1} - t_k and s = (t - t_k) / t_d,
+//   p(s) = (2s^3 - 3s^2 + 1) v_k + t_d (s^3 - 2s^2 + s) b_k + (-2s^3 + 3s^2) v_{k+1} + t_d (s^3 - s^2) a_{k+1}
+// where b_k is key k's out-tangent and a_{k+1} key k+1's in-tangent.
+double spec_hermite(double vk, double bk, double vk1, double ak1, double td, double s) {
+    const double s2 = s * s, s3 = s2 * s;
+    return (2 * s3 - 3 * s2 + 1) * vk + td * (s3 - 2 * s2 + s) * bk + (-2 * s3 + 3 * s2) * vk1 +
+           td * (s3 - s2) * ak1;
+}
+
+// The specification's value of a scalar cubic track at t (clamped to the ends; the last key whose
+// time is <= t).
+double spec_cubic(const track<float>& tr, double t) {
+    const std::size_t n = tr.size();
+    if (t <= tr.time(0)) return t < tr.time(0) ? tr.value(0) : tr.value(0);
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        if (t >= tr.time(i)) k = i;
+    if (k + 1 >= n) return tr.value(n - 1);
+    const double td = double(tr.time(k + 1)) - double(tr.time(k));
+    return spec_hermite(tr.value(k), tr.out_tangents()[k], tr.value(k + 1), tr.in_tangents()[k + 1], td,
+                        (t - tr.time(k)) / td);
+}
+
+} // namespace
+
+TEST_CASE("cubic_spline: a scalar track follows the glTF formula at, between, before and after keys") {
+    track<float> tr(interpolation::cubic_spline);
+    tr.push_back(0.5f, -3.0f, 1.0f, 2.0f);
+    tr.push_back(1.25f, 0.5f, -2.0f, 4.0f);
+    tr.push_back(3.0f, 1.0f, 0.25f, -7.0f);
+    tr.push_back(3.5f, 2.0f, 3.0f, 0.0f);
+    REQUIRE(validate_track(tr));
+    for (double t = -1.0; t <= 4.5; t += 1.0 / 64.0) {
+        CAPTURE(t);
+        CHECK(sample_track(tr, float(t)) == doctest::Approx(spec_cubic(tr, t)).epsilon(1e-6).scale(4));
+    }
+    for (std::size_t k = 0; k < tr.size(); ++k) CHECK(bit_equal(sample_track(tr, tr.time(k)), tr.value(k)));
+}
+
+TEST_CASE("cubic_spline: vec3 and quat tracks, component by component, rotations normalised without a short path") {
+    track<glm::vec3> v(interpolation::cubic_spline);
+    v.push_back(0.0f, glm::vec3(0), glm::vec3(1, 2, 3), glm::vec3(1, -1, 0.5f));
+    v.push_back(2.0f, glm::vec3(-2, 0, 1), glm::vec3(4, 0, -1), glm::vec3(0));
+    REQUIRE(validate_track(v));
+    for (double t = 0.0; t <= 2.0; t += 0.125) {
+        const double s = t / 2.0;
+        const glm::vec3 got = sample_track(v, float(t));
+        for (int c = 0; c < 3; ++c)
+            CHECK(got[c] == doctest::Approx(spec_hermite(v.value(0)[c], v.out_tangents()[0][c], v.value(1)[c],
+                                                         v.in_tangents()[1][c], 2.0, s))
+                                .epsilon(1e-6));
+    }
+    // Two rotations more than 180 degrees apart in 4D (dot < 0): the spline interpolates the
+    // components as stored, never flipping the second to the first's hemisphere (the
+    // specification's rule), then normalises.
+    const glm::quat a = glm::angleAxis(0.2f, glm::vec3(0, 1, 0));
+    const glm::quat b = -glm::angleAxis(1.3f, glm::vec3(0, 1, 0));
+    const glm::quat ta = make_quat(0.1f, 0.2f, -0.3f, 0.4f), tb = make_quat(-0.5f, 0.0f, 0.6f, 0.1f);
+    track<glm::quat> q(interpolation::cubic_spline);
+    q.push_back(1.0f, ta, a, ta);
+    q.push_back(1.5f, tb, b, tb);
+    REQUIRE(validate_track(q));
+    for (double t = 1.0; t <= 1.5; t += 1.0 / 32.0) {
+        const double s = (t - 1.0) / 0.5;
+        double w = spec_hermite(a.w, ta.w, b.w, tb.w, 0.5, s), x = spec_hermite(a.x, ta.x, b.x, tb.x, 0.5, s),
+               y = spec_hermite(a.y, ta.y, b.y, tb.y, 0.5, s), z = spec_hermite(a.z, ta.z, b.z, tb.z, 0.5, s);
+        const double len = std::sqrt(w * w + x * x + y * y + z * z);
+        const glm::quat got = sample_track(q, float(t));
+        CAPTURE(t);
+        CHECK(got.w == doctest::Approx(w / len).epsilon(1e-5));
+        CHECK(got.x == doctest::Approx(x / len).epsilon(1e-5));
+        CHECK(got.y == doctest::Approx(y / len).epsilon(1e-5));
+        CHECK(got.z == doctest::Approx(z / len).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("cubic_spline: tangents scale with the key interval, in the track's own time unit") {
+    // The same curve keyed in seconds and in milliseconds (tangents per millisecond are a
+    // thousandth of those per second): the same values at the same instants.
+    track<float> seconds(interpolation::cubic_spline), ms(interpolation::cubic_spline);
+    seconds.push_back(0.0f, 0.0f, 0.0f, 3.0f);
+    seconds.push_back(0.5f, -1.0f, 1.0f, 0.0f);
+    ms.push_back(0.0f, 0.0f, 0.0f, 0.003f);
+    ms.push_back(500.0f, -0.001f, 1.0f, 0.0f);
+    for (float t = 0.0f; t <= 0.5f; t += 0.03125f)
+        CHECK(sample_track(seconds, t) == doctest::Approx(sample_track(ms, t * 1000.0f)).epsilon(1e-6));
+}
+
+TEST_CASE("repeated key times are a cut: the first is approached, the last holds (binary search and cursor)") {
+    const track<float> tr{{0.0f, 0.0f}, {1.0f, 10.0f}, {1.0f, 20.0f}, {1.0f, 30.0f}, {2.0f, 40.0f}};
+    REQUIRE(validate_track(tr));
+    track_cursor cursor;
+    for (float t : {0.0f, 0.5f, 0.999f, 1.0f, 1.5f, 2.0f, 1.0f, 0.75f}) {
+        const key_interval k = locate_keys(tr, t), kc = locate_keys(tr, t, cursor);
+        CHECK(k.first == kc.first);
+        CHECK(k.second == kc.second);
+        CHECK(k.alpha == kc.alpha);
+    }
+    CHECK(sample_track(tr, 0.5f) == doctest::Approx(5.0f));
+    CHECK(sample_track(tr, 0.999f) == doctest::Approx(9.99f)); // toward the first key at 1
+    CHECK(sample_track(tr, 1.0f) == 30.0f);                    // the last key at 1 holds
+    CHECK(sample_track(tr, 1.5f) == doctest::Approx(35.0f));
+    const key_interval at = locate_keys(tr, 1.0f);
+    CHECK(at.first == 3);
+    CHECK(at.alpha == 0.0f);
+    // In step mode too, and for a cubic spline (whose value at the cut is the last key's).
+    track<float> step = tr;
+    step.set_mode(interpolation::step);
+    CHECK(sample_track(step, 0.999f) == 0.0f);
+    CHECK(sample_track(step, 1.0f) == 30.0f);
+    track<float> cubic(interpolation::cubic_spline);
+    for (std::size_t k = 0; k < tr.size(); ++k) cubic.push_back(tr.time(k), 0.0f, tr.value(k), 0.0f);
+    REQUIRE(validate_track(cubic));
+    CHECK(sample_track(cubic, 1.0f) == 30.0f);
+    CHECK(sample_track(cubic, 0.5f) == doctest::Approx(5.0f)); // (zero tangents: smoothstep at 0.5)
+    CHECK(sample_track(cubic, 1.5f) == doctest::Approx(35.0f));
+}

@@ -58,11 +58,30 @@ TEST_CASE("validate_track reports each problem with the key index") {
         CHECK(s.error().index == 2);
         CHECK(s.error().message == "float track key 2: time 200 is before key 1's time 400");
     }
-    SUBCASE("duplicate time") {
-        const status s = validate_track(track<float>{{0.f, 0.f}, {0.5f, 1.f}, {0.5f, 2.f}});
+    SUBCASE("a repeated time is a cut, and valid") {
+        CHECK(validate_track(track<float>{{0.f, 0.f}, {0.5f, 1.f}, {0.5f, 2.f}}));
+    }
+    SUBCASE("cubic spline tangents: one in and one out per key, finite; none in other modes") {
+        track<float> t(interpolation::cubic_spline);
+        t.push_back(0.0f, 0.0f, 1.0f, 0.0f);
+        t.push_back(1.0f, 0.0f, 2.0f, 0.0f);
+        CHECK(validate_track(t));
+        t.push_back(2.0f, 3.0f); // a key without tangents
+        status s = validate_track(t);
         REQUIRE_FALSE(s);
-        CHECK(s.error().code == errc::duplicate);
-        CHECK(s.error().index == 2);
+        CHECK(s.error().code == errc::size_mismatch);
+        t.clear();
+        t.push_back(0.0f, NAN, 1.0f, 0.0f);
+        s = validate_track(t);
+        REQUIRE_FALSE(s);
+        CHECK(s.error().code == errc::non_finite);
+        CHECK(s.error().message.find("tangent") != std::string::npos);
+        track<float> linear;
+        linear.push_back(0.0f, 0.0f, 1.0f, 0.0f);
+        s = validate_track(linear);
+        REQUIRE_FALSE(s);
+        CHECK(s.error().code == errc::size_mismatch);
+        CHECK_FALSE(validate_track(track<glm::mat4>({{0.0f, glm::mat4(1)}}, interpolation::cubic_spline)));
     }
     SUBCASE("NaN time") {
         const status s = validate_track(track<float>{{0.f, 0.f}, {NAN, 1.f}});

@@ -270,10 +270,10 @@ void check_same(const io::xfile& a, const io::xfile& b) {
         CHECK(m.materials.size() == n.materials.size());
         CHECK(m.skin.bone_indices == n.skin.bone_indices);
         CHECK(m.skin.influences_per_vertex == n.skin.influences_per_vertex);
-        CHECK(m.skin.header.present == n.skin.header.present);
-        CHECK(m.skin.header.max_weights_per_vertex == n.skin.header.max_weights_per_vertex);
-        CHECK(m.skin.header.max_weights_per_face == n.skin.header.max_weights_per_face);
-        CHECK(m.skin.header.bone_count == n.skin.header.bone_count);
+        CHECK(m.skin_header.present == n.skin_header.present);
+        CHECK(m.skin_header.max_weights_per_vertex == n.skin_header.max_weights_per_vertex);
+        CHECK(m.skin_header.max_weights_per_face == n.skin_header.max_weights_per_face);
+        CHECK(m.skin_header.bone_count == n.skin_header.bone_count);
         REQUIRE(m.positions.size() == n.positions.size());
         REQUIRE(m.normals.size() == n.normals.size());
         REQUIRE(m.texcoords.size() == n.texcoords.size());
@@ -291,7 +291,7 @@ void check_same(const io::xfile& a, const io::xfile& b) {
         for (std::size_t k = 0; k < m.materials.size(); ++k) {
             CHECK(m.materials[k].name == n.materials[k].name);
             CHECK(m.materials[k].texture_file == n.materials[k].texture_file);
-            CHECK(kbtest::bit_equal(m.materials[k].face_color, n.materials[k].face_color));
+            CHECK(kbtest::bit_equal(m.materials[k].diffuse, n.materials[k].diffuse));
         }
     }
     REQUIRE(a.animation_sets.size() == b.animation_sets.size());
@@ -396,7 +396,7 @@ TEST_CASE("the hand-written file loads with every value in place") {
         REQUIRE(m.materials.size() == 2);
         CHECK(m.materials[0].name == "Shared");
         CHECK(m.materials[0].texture_file == "shared.png");
-        CHECK(m.materials[0].face_color == glm::vec4(0.5f, 0.25f, 1.0f, 1.0f));
+        CHECK(m.materials[0].diffuse == glm::vec4(0.5f, 0.25f, 1.0f, 1.0f));
         CHECK(m.materials[0].power == 8.0f);
         CHECK(m.materials[0].specular == glm::vec3(0.1f, 0.2f, 0.3f));
         CHECK(m.materials[1].name == "Own");
@@ -406,10 +406,10 @@ TEST_CASE("the hand-written file loads with every value in place") {
 
     SUBCASE("the skin: fixed-width influences sorted by weight, header kept") {
         const io::mesh_skin& k = x.meshes.at(0).skin;
-        CHECK(k.header.present);
-        CHECK(k.header.max_weights_per_vertex == 2);
-        CHECK(k.header.max_weights_per_face == 4);
-        CHECK(k.header.bone_count == 2);
+        CHECK(x.meshes.at(0).skin_header.present);
+        CHECK(x.meshes.at(0).skin_header.max_weights_per_vertex == 2);
+        CHECK(x.meshes.at(0).skin_header.max_weights_per_face == 4);
+        CHECK(x.meshes.at(0).skin_header.bone_count == 2);
         REQUIRE(k.bones.size() == 2);
         CHECK(k.bones[0].name == "Root");
         CHECK(k.bones[0].joint == 0);
@@ -785,10 +785,6 @@ TEST_CASE("malformed text: each problem is reported with its kind, place and ind
          "line 3, column 36: AnimationKey: position key 1: time 3 is before the time 5 of an "
          "earlier key",
          1},
-        {"repeated key times",
-         frame_a + "AnimationSet S { Animation { { A } AnimationKey { 2; 2; 5;3;0.0,0.0,0.0;;, "
-                   "5;3;0.0,0.0,0.0;;; } } }",
-         errc::duplicate, "AnimationKey: position key 1: time 5 repeats an earlier key's", 1},
         {"a non-unit rotation key",
          frame_a +
              "AnimationSet S { Animation { { A } AnimationKey { 0; 1; 0;4;2.0,0.0,0.0,0.0;;; } } }",
@@ -1335,8 +1331,8 @@ TEST_CASE("every real file loads and holds what the data README says") {
             CHECK(m.face_count == em.faces);
             CHECK(k.bones.size() == em.bones);
             CHECK(k.influences_per_vertex == em.influences);
-            CHECK(k.header.present == (em.header_max_per_vertex > 0));
-            CHECK(k.header.max_weights_per_vertex == em.header_max_per_vertex);
+            CHECK(m.skin_header.present == (em.header_max_per_vertex > 0));
+            CHECK(m.skin_header.max_weights_per_vertex == em.header_max_per_vertex);
         }
         REQUIRE(x.animation_sets.size() == e.sets.size());
         for (std::size_t i = 0; i < e.sets.size(); ++i) {
@@ -1737,7 +1733,6 @@ io::xfile load_default(const std::string& text) {
 
 TEST_CASE("the default mode is lenient, strict is the opt-in") {
     CHECK(io::load_options{}.mode == parse_mode::lenient);
-    CHECK(io::xfile_options{}.mode == parse_mode::lenient); // keyblend 0.1's name for the options
 }
 
 TEST_CASE("rotation keys that are not unit length are normalised, with a warning naming them") {
@@ -1772,7 +1767,7 @@ TEST_CASE("rotation keys that are not unit length are normalised, with a warning
     CHECK(strict.error().index == 0);
 }
 
-TEST_CASE("keys: NaN and zero rotations dropped, unsorted keys sorted, repeated times once") {
+TEST_CASE("keys: NaN and zero rotations dropped, unsorted keys sorted, repeated times kept as a cut") {
     const std::string text =
         "xof 0303txt 0032\nFrame A { }\nAnimationSet S { Animation { { A }\n"
         " AnimationKey { 0; 4; 0;4;1.0,0.0,0.0,0.0;;, 5;4;0.0,0.0,0.0,0.0;;, "
@@ -1782,21 +1777,42 @@ TEST_CASE("keys: NaN and zero rotations dropped, unsorted keys sorted, repeated 
     const io::xfile x = load_default(text);
     const channel& ch = x.animation_sets.at(0).clip.channels.at(0);
     CHECK(ch.rotation.times() == std::vector<float>{0.0f, 15.0f});
-    // Sorted stably; of the two keys at tick 10, the first written (1, 0, 0) is kept.
-    CHECK(ch.translation.times() == std::vector<float>{0.0f, 10.0f, 20.0f, 30.0f});
+    // Sorted stably: the two keys at tick 10 keep their file order, a cut from (1, 0, 0) to
+    // (9, 0, 0) there.
+    CHECK(ch.translation.times() == std::vector<float>{0.0f, 10.0f, 10.0f, 20.0f, 30.0f});
     CHECK(ch.translation.value(1) == glm::vec3(1, 0, 0));
-    CHECK(ch.translation.value(3) == glm::vec3(3, 0, 0));
+    CHECK(ch.translation.value(2) == glm::vec3(9, 0, 0));
+    CHECK(ch.translation.value(4) == glm::vec3(3, 0, 0));
+    CHECK(sample_track(ch.translation, 9.5f).x == doctest::Approx(0.95f));
+    CHECK(sample_track(ch.translation, 10.0f) == glm::vec3(9, 0, 0));
     CHECK(validate_clip(x.animation_sets[0].clip, x.skeleton));
-    REQUIRE(x.warnings.size() == 3);
+    REQUIRE(x.warnings.size() == 2);
     CHECK(contains(x.warnings[0].message, "rotation key 1 (tick 5) is not a rotation (a zero, NaN "
                                           "or infinite quaternion); the key is dropped (2 such"));
     CHECK(x.warnings[0].action == io::warning_action::dropped);
     CHECK(contains(x.warnings[1].message, "position key 1: time 10 is before the time 30 of an "
                                           "earlier key; the keys are sorted by time"));
     CHECK(x.warnings[1].action == io::warning_action::repaired);
-    CHECK(contains(x.warnings[2].message, "position keys repeat times once sorted; of keys sharing "
-                                          "a time the first in the file is kept"));
-    CHECK(x.warnings[2].action == io::warning_action::dropped);
+}
+
+TEST_CASE("keys at one time are a cut in both modes: the first is approached, the last holds") {
+    const std::string text =
+        "xof 0303txt 0032\nFrame A { }\nAnimationSet S { Animation { { A }\n"
+        " AnimationKey { 2; 4; 0;3;0.0,0.0,0.0;;, 10;3;1.0,0.0,0.0;;, 10;3;5.0,0.0,0.0;;, "
+        "20;3;6.0,0.0,0.0;;; } } }\n";
+    for (parse_mode mode : {parse_mode::lenient, parse_mode::strict}) {
+        io::load_options o;
+        o.mode = mode;
+        const auto x = io::load_xfile_memory(text.data(), text.size(), o);
+        REQUIRE(x);
+        CHECK(x->warnings.empty());
+        const channel& ch = x->animation_sets.at(0).clip.channels.at(0);
+        CHECK(ch.translation.times() == std::vector<float>{0.0f, 10.0f, 10.0f, 20.0f});
+        CHECK(sample_track(ch.translation, 5.0f).x == doctest::Approx(0.5f));
+        CHECK(sample_track(ch.translation, 9.999f).x == doctest::Approx(0.9999f));
+        CHECK(sample_track(ch.translation, 10.0f).x == 5.0f);
+        CHECK(sample_track(ch.translation, 15.0f).x == doctest::Approx(5.5f));
+    }
 }
 
 TEST_CASE("frame matrices: NaN, or a product with the parents' that overflows, become identity") {
@@ -1932,8 +1948,8 @@ TEST_CASE("materials: indexes past nMaterials and missing materials use one defa
     const io::xfile x = load_default(text);
     const io::xfile_mesh& m = x.meshes.at(0);
     REQUIRE(m.materials.size() == 2);
-    CHECK(m.materials[0].face_color == glm::vec4(1, 0, 0, 1));
-    CHECK(m.materials[1].face_color == glm::vec4(1.0f)); // the default
+    CHECK(m.materials[0].diffuse == glm::vec4(1, 0, 0, 1));
+    CHECK(m.materials[1].diffuse == glm::vec4(1.0f)); // the default
     CHECK(m.triangle_materials == std::vector<std::uint32_t>{0, 1});
     REQUIRE(x.warnings.size() == 2);
     CHECK(contains(x.warnings[0].message, "face 1: material index 5 is out of range (nMaterials "
@@ -2412,9 +2428,9 @@ std::string dump(const io::xfile& x) {
         dump(out, "normal_indices", m.normal_indices);
         dump(out, "texcoords", m.texcoords);
         dump(out, "triangle_materials", m.triangle_materials);
-        for (const io::xfile_material& mat : m.materials) {
+        for (const io::material& mat : m.materials) {
             out += "\n  material " + mat.name + " " + mat.texture_file;
-            dump(out, mat.face_color);
+            dump(out, mat.diffuse);
             dump(out, mat.power);
             dump(out, mat.specular);
             dump(out, mat.emissive);

@@ -192,8 +192,8 @@ struct animation {
     /// - duration: mDuration when it is finite and > 0, else the last key time;
     /// - wrap: see wrap_from_file;
     /// - channels: one per aiNodeAnim kept. Each track validates (validate_track): strict fails on
-    ///   NaN values, unsorted times or a zero rotation; lenient drops that channel. A key with the
-    ///   same time as the key before it replaces it (an exporter's duplicate; warned). Rotation keys
+    ///   NaN values, unsorted times or a zero rotation; lenient drops that channel. Keys sharing a
+    ///   time are kept, a cut (sample.hpp). Rotation keys
     ///   are normalised (warned when one was more than 1e-3 from unit length). A channel naming no
     ///   node, or a second channel for one node: errc::not_found / errc::duplicate, or dropped.
     /// It passes validate_clip against scene::skeleton.

@@ -68,6 +68,10 @@ struct channel {
     position_track<float> translation;
     scale_track<float> scale;
     matrix_track<float> matrix;
+    /// The joint's morph weights (glTF's `weights` path): none, or one track per morph weight of
+    /// the joint (skeleton::morph_weight_count), each in its own interpolation mode. A weight
+    /// without a track keeps the bind pose's (skeleton::bind_morph_weights).
+    std::vector<float_track<float>> morph_weights{};
 
     bool has_matrix() const noexcept { return !matrix.empty(); }
     bool has_trs() const noexcept {
@@ -147,6 +151,8 @@ inline float clip_time(const clip& c, double ticks);
 /// - errc::non_finite: duration or ticks_per_second NaN or infinite;
 /// - errc::invalid_argument: duration < 0, ticks_per_second <= 0, a channel with both a matrix
 ///   track and rotation/translation/scale tracks;
+/// - errc::size_mismatch: a channel with morph weight tracks whose number is not the joint's
+///   morph_weight_count (an empty track among them stands for the bind pose's weight);
 /// - errc::out_of_range: a channel's joint >= skeleton.size();
 /// - errc::duplicate: two channels for the same joint;
 /// - every error of validate_track (empty tracks are allowed: a missing component): NaN or
@@ -240,6 +246,8 @@ private:
                                                // at bind), then for x = 0 .. n its keys among their
                                                // first x
     std::vector<std::size_t> cursors_;         // 3 per joint (T, R, S): a track_cursor's index
+    std::vector<track_cursor> morph_cursors_;  // per morph weight of the skeleton
+    bool cubic_ = false;                       // some T/R/S track is a cubic spline: tangent streams
 };
 
 /// Samples every joint of `c` at `time` (ticks, used as given: wrap it first with clip_time for

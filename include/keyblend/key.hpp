@@ -35,15 +35,27 @@ enum class interpolation : unsigned char {
     /// and scale, slerp rotation, recompose. A bone keeps its length and stays rigid between two
     /// rotations. `validate_track` rejects it on other value types, which sample it as linear.
     decomposed,
+    /// float, vec3 and quat: glTF 2.0's CUBICSPLINE, a cubic Hermite spline through the keys with
+    /// an in-tangent and an out-tangent per key (track::in_tangents / out_tangents, in value units
+    /// per time unit of the track). Between keys k and k + 1, with d = time(k + 1) - time(k) and
+    /// s = (t - time(k)) / d:
+    ///     v(s) = (2s^3 - 3s^2 + 1) v_k + d (s^3 - 2s^2 + s) out_k + (-2s^3 + 3s^2) v_k+1
+    ///            + d (s^3 - s^2) in_k+1
+    /// component by component (for a quaternion its four components, with no short-path flip, and
+    /// the result normalised). At a key's time the key's value, bit for bit. `validate_track`
+    /// rejects it on mat4 tracks, which sample it as linear.
+    cubic_spline,
 };
 
-/// Human-readable name of an interpolation mode ("step", "linear", "nlerp", "decomposed").
+/// Human-readable name of an interpolation mode ("step", "linear", "nlerp", "decomposed",
+/// "cubic_spline").
 inline const char* to_string(interpolation mode) {
     switch (mode) {
     case interpolation::step: return "step";
     case interpolation::linear: return "linear";
     case interpolation::nlerp: return "nlerp";
     case interpolation::decomposed: return "decomposed";
+    case interpolation::cubic_spline: return "cubic_spline";
     }
     return "unknown";
 }
@@ -52,20 +64,47 @@ inline const char* to_string(interpolation mode) {
 /// glm::quat and glm::mat4; a user may specialise it for another type to key it.
 ///
 /// `interpolate(a, b, t, mode)`: t in [0, 1]; t == 0 returns `a` exactly in every mode;
-/// `interpolation::step` returns `a` for every t < 1.
+/// `interpolation::step` returns `a` for every t < 1. (cubic_spline goes through `hermite`, which
+/// also needs the tangents.)
+///
+/// `hermite(v0, m0, v1, m1, s)`: the cubic Hermite basis at s in [0, 1] of the values v0, v1 and
+/// the tangents m0, m1 already scaled by the key interval (see interpolation::cubic_spline); s == 0
+/// returns v0 exactly. Quaternions are normalised after (normalize_or_identity).
 template <class Value>
 struct key_traits;
+
+namespace impl {
+/// The four cubic Hermite basis weights at s: h00, h10, h01, h11.
+struct hermite_basis {
+    float h00, h10, h01, h11;
+    explicit hermite_basis(float s) {
+        const float s2 = s * s, s3 = s2 * s;
+        h00 = 2.0f * s3 - 3.0f * s2 + 1.0f;
+        h10 = s3 - 2.0f * s2 + s;
+        h01 = -2.0f * s3 + 3.0f * s2;
+        h11 = s3 - s2;
+    }
+    template <class V>
+    V apply(const V& v0, const V& m0, const V& v1, const V& m1) const {
+        return v0 * h00 + m0 * h10 + v1 * h01 + m1 * h11;
+    }
+};
+} // namespace impl
 
 template <>
 struct key_traits<float> {
     static constexpr const char* name = "float";
     static float identity() { return 0.0f; }
     static bool supports(interpolation mode) {
-        return mode == interpolation::step || mode == interpolation::linear;
+        return mode == interpolation::step || mode == interpolation::linear ||
+               mode == interpolation::cubic_spline;
     }
     static bool is_valid(float v) { return is_finite(v); }
     static float interpolate(float a, float b, float t, interpolation mode) {
         return mode == interpolation::step ? a : lerp(a, b, t);
+    }
+    static float hermite(float v0, float m0, float v1, float m1, float s) {
+        return s == 0.0f ? v0 : impl::hermite_basis(s).apply(v0, m0, v1, m1);
     }
 };
 
@@ -76,12 +115,17 @@ struct key_traits<glm::vec3> {
     /// bind pose, never from this.)
     static glm::vec3 identity() { return glm::vec3(0.0f); }
     static bool supports(interpolation mode) {
-        return mode == interpolation::step || mode == interpolation::linear;
+        return mode == interpolation::step || mode == interpolation::linear ||
+               mode == interpolation::cubic_spline;
     }
     static bool is_valid(const glm::vec3& v) { return is_finite(v); }
     static glm::vec3 interpolate(const glm::vec3& a, const glm::vec3& b, float t,
                                  interpolation mode) {
         return mode == interpolation::step ? a : lerp(a, b, t);
+    }
+    static glm::vec3 hermite(const glm::vec3& v0, const glm::vec3& m0, const glm::vec3& v1,
+                             const glm::vec3& m1, float s) {
+        return s == 0.0f ? v0 : impl::hermite_basis(s).apply(v0, m0, v1, m1);
     }
 };
 
@@ -101,13 +145,22 @@ struct key_traits<glm::quat> {
         default: return slerp(a, b, t);
         }
     }
+    static glm::quat hermite(const glm::quat& v0, const glm::quat& m0, const glm::quat& v1,
+                             const glm::quat& m1, float s) {
+        if (s == 0.0f) return v0;
+        const impl::hermite_basis h(s);
+        return normalize_or_identity(make_quat(h.apply(v0.w, m0.w, v1.w, m1.w), h.apply(v0.x, m0.x, v1.x, m1.x),
+                                               h.apply(v0.y, m0.y, v1.y, m1.y), h.apply(v0.z, m0.z, v1.z, m1.z)));
+    }
 };
 
 template <>
 struct key_traits<glm::mat4> {
     static constexpr const char* name = "mat4";
     static glm::mat4 identity() { return glm::mat4(1.0f); }
-    static bool supports(interpolation mode) { return mode != interpolation::nlerp; }
+    static bool supports(interpolation mode) {
+        return mode != interpolation::nlerp && mode != interpolation::cubic_spline;
+    }
     static bool is_valid(const glm::mat4& m) { return is_finite(m); }
     static glm::mat4 interpolate(const glm::mat4& a, const glm::mat4& b, float t,
                                  interpolation mode) {
@@ -125,6 +178,11 @@ struct key_traits<glm::mat4> {
         }
         default: return lerp(a, b, t);
         }
+    }
+    /// (cubic_spline does not apply to matrices: validate_track rejects it, and it samples as linear.)
+    static glm::mat4 hermite(const glm::mat4& v0, const glm::mat4&, const glm::mat4& v1, const glm::mat4&,
+                             float s) {
+        return s == 0.0f ? v0 : lerp(v0, v1, s);
     }
 };
 

@@ -22,6 +22,7 @@
 #include "impl/pose_simd.hpp"
 #include "math.hpp"
 #include "skeleton.hpp"
+#include "span.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -72,6 +73,15 @@ public:
     /// Sets joint j's transform. Precondition: j < size() (asserted; out of range does nothing).
     void set(std::size_t j, const transform& t);
 
+    /// The morph weights of every joint that has some (joint j's at
+    /// [skeleton::morph_weight_offset(j), + morph_weight_count(j)) ), in the skeleton's layout:
+    /// skeleton::morph_weight_total() of them in a pose sampled, blended or reset for that
+    /// skeleton; none in a pose built from a joint count.
+    span<float> morph_weights() noexcept { return morph_; }
+    span<const float> morph_weights() const noexcept { return morph_; }
+    /// Changes the number of morph weights; weights kept keep their values, new ones are 0.
+    void resize_morph_weights(std::size_t count) { morph_.resize(count, 0.0f); }
+
     /// Stream `s`: padded_size() floats (64-byte aligned). Precondition: s < stream_count.
     float* data(stream s) noexcept { return data_.get() + static_cast<std::size_t>(s) * capacity_; }
     const float* data(stream s) const noexcept {
@@ -82,6 +92,7 @@ private:
     void fill_identity(std::size_t first, std::size_t last);
 
     impl::aligned_floats data_;
+    std::vector<float> morph_;
     std::size_t size_ = 0;
     std::size_t padded_ = 0;
     std::size_t capacity_ = 0; // floats allocated per stream (the stride between streams)

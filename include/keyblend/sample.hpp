@@ -67,7 +67,11 @@ private:
 /// Finds the keys around `time` in `times[0, count)` (sorted ascending) by binary search.
 ///
 /// - Before the first key (or NaN): {0, 0, 0}. At or after the last key: {n-1, n-1, 0}.
-/// - At exactly a key's time: that key with alpha 0 (with duplicate times, the last of them).
+/// - At exactly a key's time: that key with alpha 0.
+/// - Repeated times are a cut (the classic key search, `if (Time >= Key[i].Time) Key1 = i`): at
+///   and after the repeated time the *last* key with that time holds (and interpolates toward the
+///   key after it), while a time just before it interpolates toward the *first* of them. So a track
+///   can jump: keys (0, a), (1, b), (1, c), (2, d) give a -> b over [0, 1), then c -> d over [1, 2).
 /// - count == 0: {0, 0, 0}; the caller must not read a key.
 /// - Unsorted times: stays in bounds and returns some pair with alpha in [0, 1].
 ///

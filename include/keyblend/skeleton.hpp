@@ -43,6 +43,10 @@ struct joint_desc {
     joint_index parent = no_parent;
     /// Bind pose relative to the parent (the .X FrameTransformMatrix, loaded with make_mat4).
     glm::mat4 bind_local = glm::mat4(1.0f);
+    /// The joint's morph weights in the bind pose: one per morph target of the meshes it holds
+    /// (glTF: the node's `weights`, else its mesh's), empty for a joint without morph targets.
+    /// Clips animate them like translation, rotation and scale (channel::morph_weights).
+    std::vector<float> morph_weights{};
 };
 
 /// One frame of a first-child / next-sibling tree (the D3DXFRAME shape), for
@@ -85,6 +89,7 @@ public:
     /// - errc::out_of_range: a parent index < -1 or >= the number of joints;
     /// - errc::cycle: a parent chain that never reaches a root (a joint that is its own parent,
     ///   or a loop; the message lists the loop);
+    /// - errc::non_finite also for a NaN or infinite morph weight;
     /// - errc::duplicate: two joints with the same name, under duplicate_names::reject (the empty
     ///   name is a name like any other: two unnamed joints are duplicates);
     /// - errc::non_finite: a bind matrix with NaN or infinity;
@@ -128,6 +133,17 @@ public:
     /// Bind pose in model space: `bind_model[j] = bind_model[parent(j)] * bind_local[j]`; a root's
     /// is its bind_local. (No root transform: model space is the skeleton's own.)
     const std::vector<glm::mat4>& bind_model() const noexcept { return bind_model_; }
+    /// Morph weights (see joint_desc::morph_weights): joint j has morph_weight_count(j) of them,
+    /// at [morph_weight_offset(j), morph_weight_offset(j) + morph_weight_count(j)) of a pose's
+    /// flat array of morph_weight_total() weights (local_pose::morph_weights). bind_morph_weights()
+    /// holds the bind pose's, in that layout.
+    std::size_t morph_weight_count(std::size_t j) const {
+        return morph_offsets_.empty() ? 0 : morph_offsets_[j + 1] - morph_offsets_[j];
+    }
+    std::size_t morph_weight_offset(std::size_t j) const { return morph_offsets_.empty() ? 0 : morph_offsets_[j]; }
+    std::size_t morph_weight_total() const noexcept { return bind_morph_weights_.size(); }
+    const std::vector<float>& bind_morph_weights() const noexcept { return bind_morph_weights_; }
+
     /// `inverse(bind_model()[j])`: maps model space to joint j's bind space. For a singular bind
     /// model matrix (a zero scale somewhere up the chain) there is no inverse; the entry is then
     /// the identity. (Skinning uses the mesh's own offset matrices when it has them; this is for
@@ -164,6 +180,8 @@ private:
     std::vector<std::size_t> joint_of_source_;
     std::vector<std::size_t> source_of_joint_;
     std::vector<joint_index> by_name_; // joint indices sorted by name, for find()
+    std::vector<std::size_t> morph_offsets_; // size() + 1 entries, or none when no joint has weights
+    std::vector<float> bind_morph_weights_;
     // local_to_model's two independent runs of each window of joints (impl::model_schedule).
     std::vector<std::uint32_t> model_runs_;
     // Its steps of up to 4 joints for AVX-512, where they are faster (impl::model_schedule::steps),

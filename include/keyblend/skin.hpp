@@ -28,6 +28,7 @@
 #include "error.hpp"
 #include "impl/skin_isa.hpp"
 #include "math.hpp"
+#include "span.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -35,37 +36,6 @@
 #include <vector>
 
 namespace keyblend {
-
-// ---------------------------------------------------------------------------------------------
-// Strided spans
-// ---------------------------------------------------------------------------------------------
-
-/// A view of `size` elements in caller memory, each made of components of type T: component c of
-/// element i is the T at byte offset `i * stride + c * component_stride` from `data`.
-///
-/// A view owns nothing and checks nothing; the skinning jobs validate the spans they are given
-/// (non-null, aligned for T, strides large enough that elements do not overlap). An empty span
-/// (data == nullptr, size == 0) stands for "not given".
-template <class T>
-struct strided_span {
-    T* data = nullptr;
-    std::size_t size = 0;
-    std::size_t stride = sizeof(T);
-    std::size_t component_stride = sizeof(T);
-
-    bool empty() const noexcept { return data == nullptr && size == 0; }
-    /// A writable span is also a read-only one.
-    template <class U = T, class = std::enable_if_t<!std::is_const_v<U>>>
-    operator strided_span<const U>() const noexcept {
-        return {data, size, stride, component_stride};
-    }
-    /// Component c of element i. Precondition: i < size, and c within the element (unchecked).
-    T& operator()(std::size_t i, std::size_t c = 0) const noexcept {
-        using byte = std::conditional_t<std::is_const_v<T>, const unsigned char, unsigned char>;
-        return *reinterpret_cast<T*>(reinterpret_cast<byte*>(data) + i * stride +
-                                     c * component_stride);
-    }
-};
 
 // The functions of this header live in an inline namespace named after the instruction sets
 // the file is compiled for (impl/skin_isa.hpp): callers write keyblend::build_palette as usual.

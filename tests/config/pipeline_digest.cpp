@@ -101,7 +101,7 @@ void skin_meshes(digest& d, const keyblend::io::xfile& file, const std::vector<g
 }
 
 void run_pipeline(digest& d, const std::string& path, const std::string& name) {
-    keyblend::io::xfile_options options;
+    keyblend::io::load_options options;
     auto file = keyblend::io::load_xfile(path, options);
     if (!file) {
         // The message names the file by its path: keep only what follows it.

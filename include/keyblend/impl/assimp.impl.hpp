@@ -560,7 +560,7 @@ private:
         channel ch;
         ch.joint = joint;
         bool ok = true;
-        std::size_t repeated = 0, not_unit = 0;
+        std::size_t not_unit = 0;
         // Appends a key; a bad time drops the channel (lenient) or fails (strict): ok = false.
         const auto add_time = [&](auto& track, double t, const auto& value, const char* kind,
                                   std::size_t k) {
@@ -576,11 +576,8 @@ private:
                             " is before the key before it" + dropped,
                         k);
                 ok = false;
-            } else if (!track.empty() && time == track.last_time()) {
-                track.value(track.size() - 1) = value; // the later key wins
-                ++repeated;
             } else {
-                track.push_back(time, value);
+                track.push_back(time, value); // (keys at one time: a cut, see sample.hpp)
             }
         };
         // Position and scaling keys: finite vectors.
@@ -619,10 +616,6 @@ private:
                      make_quat(r.w * inv, r.x * inv, r.y * inv, r.z * inv), "rotation", k);
         }
         if (!ok) return lenient_; // strict: failure_ is set; lenient: the warning is recorded
-        if (repeated)
-            warn(errc::duplicate, label + ": " + std::to_string(repeated) +
-                                      " keys repeat the time of the key before them; the later "
-                                      "ones are kept");
         if (not_unit)
             warn(errc::not_normalized, label + ": " + std::to_string(not_unit) +
                                            " rotation keys were not unit length; normalised");
@@ -696,7 +689,7 @@ inline result<scene> load_scene(const std::string& path, const options& opts) {
     importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
     const aiScene* s = nullptr;
     if (is_x && opts.check_xfiles) {
-        io::xfile_options xo;
+        io::load_options xo;
         xo.mode = io::parse_mode::lenient;
         const result<io::xfile> x = io::load_xfile_memory(bytes.data(), bytes.size(), xo, path);
         const error* bad = !x ? &x.error() : nullptr;

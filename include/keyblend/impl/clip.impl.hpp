@@ -16,6 +16,7 @@ void for_each_track(const channel& ch, F&& f) {
     f(ch.translation);
     f(ch.scale);
     f(ch.matrix);
+    for (const float_track<float>& w : ch.morph_weights) f(w);
 }
 
 inline std::string clip_label(const clip& c) { return "clip '" + c.name + "'"; }
@@ -94,12 +95,19 @@ inline status validate_clip(const clip& c, const skeleton& s) {
                                     impl::channel_label(c, i, s) +
                                         ": has both a matrix track and rotation/translation/scale tracks",
                                     i);
+        if (!ch.morph_weights.empty() && ch.morph_weights.size() != s.morph_weight_count(ch.joint))
+            return impl::make_error(errc::size_mismatch,
+                                    impl::channel_label(c, i, s) + ": " + std::to_string(ch.morph_weights.size()) +
+                                        " morph weight tracks, but the joint has " +
+                                        std::to_string(s.morph_weight_count(ch.joint)) + " morph weights",
+                                    i);
         const char* names[] = {"rotation", "translation", "scale", "matrix"};
-        int which = 0;
+        std::size_t which = 0;
         status bad;
         impl::for_each_track(ch, [&](const auto& tr) {
-            const char* kind = names[which++];
+            const std::size_t index = which++;
             if (!bad || tr.empty()) return;
+            const std::string kind = index < 4 ? std::string(names[index]) : "morph weight " + std::to_string(index - 4);
             if (status st = validate_track(tr); !st)
                 bad = impl::make_error(st.error().code, impl::channel_label(c, i, s) + ": " + kind +
                                                             " " + st.error().message,

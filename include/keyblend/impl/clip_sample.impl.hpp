@@ -34,7 +34,13 @@ struct clip_sampler {
     static constexpr unsigned base[3] = {0, 9, 20};
     // One more stream: 1 where the joint's rotation track interpolates by nlerp, else 0.
     static constexpr unsigned nlerp_stream = 29;
-    static constexpr unsigned stream_count = 30;
+    // Cubic splines (only in a context whose clip has some, sampling_context::cubic_): per
+    // component, 1 where the joint's track is a cubic spline, else 0; then per component the
+    // interval's tangents m0 = out-tangent(first) * (hi - lo) and m1 = in-tangent(second) *
+    // (hi - lo), dim floats each.
+    static constexpr unsigned cubic_stream = 30;
+    static constexpr unsigned tangent_base[3] = {33, 39, 47};
+    static constexpr unsigned stream_count = 53;
 
     static float* stream(sampling_context& c, unsigned i) {
         return c.streams_.get() + static_cast<std::size_t>(i) * c.capacity_;
@@ -74,6 +80,16 @@ struct clip_sampler {
         if (comp == translation) set_interval<translation>(c, j, lo, hi, dt, v0, v1);
         else if (comp == rotation) set_interval<rotation>(c, j, lo, hi, dt, v0, v1);
         else set_interval<scale>(c, j, lo, hi, dt, v0, v1);
+    }
+
+    template <unsigned Comp>
+    static void set_tangents(sampling_context& c, std::size_t j, const float* m0, const float* m1) {
+        float* p = c.streams_.get() + std::size_t(tangent_base[Comp]) * c.capacity_ + j;
+        const std::size_t cap = c.capacity_;
+        for (unsigned k = 0; k < dims[Comp]; ++k) {
+            p[k * cap] = m0[k];
+            p[(dims[Comp] + k) * cap] = m1[k];
+        }
     }
 
     /// A value that holds at every time.
@@ -138,6 +154,16 @@ struct clip_sampler {
         components(tr.value(first), v0);
         components(tr.value(second), v1);
         set_interval<Comp>(c, j, lo, hi, dt, v0, v1);
+        if (tr.mode() == interpolation::cubic_spline && c.cubic_) {
+            float m0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, m1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            // (Tangents of a track changed since bind, or invalid, count as zero.)
+            if (first != second && tr.out_tangents().size() == tr.size() && tr.in_tangents().size() == tr.size()) {
+                const float span = hi - lo;
+                components(tr.out_tangents()[first] * span, m0);
+                components(tr.in_tangents()[second] * span, m1);
+            }
+            set_tangents<Comp>(c, j, m0, m1);
+        }
     }
 
     /// All three components of a matrix channel, from its keys split into T, R, S.
@@ -347,7 +373,8 @@ struct clip_sampler {
                 const std::size_t j = block * pose_lane_block + lane;
                 if (j >= c.joint_count_ || !c.tracks_[3 * j + Comp] || c.matrix_[j]) continue;
                 const auto* tr = static_cast<const track_of<Comp>*>(c.tracks_[3 * j + Comp]);
-                if (tr->size() >= 2) tracks[lane] = tr;
+                // (Cubic splines refresh lane by lane: their tangents are not cached in blocks.)
+                if (tr->size() >= 2 && tr->mode() != interpolation::cubic_spline) tracks[lane] = tr;
             }
             unsigned best = 0;
             for (unsigned lead = 0; lead < pose_lane_block; ++lead) {
@@ -475,12 +502,21 @@ struct clip_sampler {
         c.cursors_.assign(3 * s.size(), 0);
         c.tracks_.assign(3 * s.size(), nullptr);
         c.matrix_.assign(s.size(), 0);
+        c.cubic_ = false;
+        for (const channel& ch : cl.channels)
+            if (!ch.has_matrix() && (ch.translation.mode() == interpolation::cubic_spline ||
+                                     ch.rotation.mode() == interpolation::cubic_spline ||
+                                     ch.scale.mode() == interpolation::cubic_spline))
+                c.cubic_ = true;
+        // Morph weights: a cursor per weight track of the channels whose joint has weights.
+        c.morph_cursors_.assign(s.morph_weight_total(), track_cursor{});
         const transform identity;
         for (std::size_t j = 0; j < c.padded_; ++j) {
             const std::int32_t index = j < s.size() ? c.channel_of_joint_[j] : -1;
             const transform& rest = j < s.size() ? s.bind_transforms()[j] : identity;
             for (unsigned comp = 0; comp < 3; ++comp) set_bind(c, comp, j, rest);
             stream(c, nlerp_stream)[j] = 0.0f;
+            for (unsigned comp = 0; comp < 3; ++comp) stream(c, cubic_stream + comp)[j] = 0.0f;
             if (index < 0) continue;
             // An animated joint: an empty interval, so the first sample reads its tracks.
             for (unsigned comp = 0; comp < 3; ++comp) {
@@ -495,6 +531,14 @@ struct clip_sampler {
             if (!ch.has_matrix() && !ch.rotation.empty() &&
                 ch.rotation.mode() == interpolation::nlerp)
                 stream(c, nlerp_stream)[j] = 1.0f;
+            if (!ch.has_matrix()) {
+                if (!ch.translation.empty() && ch.translation.mode() == interpolation::cubic_spline)
+                    stream(c, cubic_stream + translation)[j] = 1.0f;
+                if (!ch.rotation.empty() && ch.rotation.mode() == interpolation::cubic_spline)
+                    stream(c, cubic_stream + rotation)[j] = 1.0f;
+                if (!ch.scale.empty() && ch.scale.mode() == interpolation::cubic_spline)
+                    stream(c, cubic_stream + scale)[j] = 1.0f;
+            }
         }
         c.shared_.assign(c.padded_ / pose_lane_block * 3, 0);
         c.shared_cursors_.assign(c.padded_ / pose_lane_block * 3, 0);
@@ -510,6 +554,26 @@ struct clip_sampler {
         find_subset_keys<translation>(c);
         find_subset_keys<rotation>(c);
         find_subset_keys<scale>(c);
+    }
+
+    /// Every joint's morph weights: the bind pose's, and the channels' tracks where they have them
+    /// (each sampled as sample_track does, from a cursor).
+    static void sample_morph_weights(const clip& cl, const skeleton& s, float time, sampling_context& c,
+                                     local_pose& out) {
+        const std::vector<float>& bind = s.bind_morph_weights();
+        out.resize_morph_weights(bind.size());
+        const span<float> w = out.morph_weights();
+        std::copy(bind.begin(), bind.end(), w.begin());
+        for (const channel& ch : cl.channels) {
+            if (ch.morph_weights.empty() || ch.joint >= s.size()) continue;
+            const std::size_t at = s.morph_weight_offset(ch.joint);
+            const std::size_t n = std::min(ch.morph_weights.size(), s.morph_weight_count(ch.joint));
+            for (std::size_t k = 0; k < n; ++k) {
+                const float_track<float>& tr = ch.morph_weights[k];
+                if (tr.empty()) continue;
+                w[at + k] = sample_track(tr, time, c.morph_cursors_[at + k]);
+            }
+        }
     }
 
     static bool is_bound(const sampling_context& c, const clip& cl, const skeleton& s) {
@@ -559,6 +623,36 @@ struct clip_sampler {
             q = slerp(qa, qb, alpha[rotation]);
             if (nlerp_lanes) q = select(use_nlerp, nlerp(qa, qb, alpha[rotation]), q);
         }
+        // Cubic splines: the Hermite basis at alpha, where some lane of the component uses it
+        // (exactly `a` at alpha 0, as the other modes).
+        typename V::mask cubic[3];
+        unsigned cubic_lanes[3] = {0, 0, 0};
+        struct basis {
+            V h00, h10, h01, h11;
+        } h[3];
+        if (c.cubic_) {
+            for (unsigned comp = 0; comp < 3; ++comp) {
+                cubic[comp] = (V::load(at(cubic_stream + comp)) != zero) & !at_key[comp];
+                cubic_lanes[comp] = bits(cubic[comp]);
+                if (!cubic_lanes[comp]) continue;
+                const V s1 = alpha[comp], s2 = s1 * s1, s3 = s2 * s1;
+                const V two = V::set1(2.0f), three = V::set1(3.0f);
+                h[comp] = {two * s3 - three * s2 + V::set1(1.0f), s3 - two * s2 + s1, three * s2 - two * s3, s3 - s2};
+            }
+            if (cubic_lanes[rotation]) {
+                const basis& b = h[rotation];
+                const unsigned t0 = tangent_base[rotation], t1 = t0 + 4;
+                const auto mix = [&](V a, V m0, V bb, V m1) KEYBLEND_LAMBDA_INLINE {
+                    return a * b.h00 + m0 * b.h10 + bb * b.h01 + m1 * b.h11;
+                };
+                const quat_lanes<V> hq = normalize_or_identity(quat_lanes<V>{
+                    mix(qa.w, V::load(at(t0 + 3)), qb.w, V::load(at(t1 + 3))),
+                    mix(qa.x, V::load(at(t0)), qb.x, V::load(at(t1))),
+                    mix(qa.y, V::load(at(t0 + 1)), qb.y, V::load(at(t1 + 1))),
+                    mix(qa.z, V::load(at(t0 + 2)), qb.z, V::load(at(t1 + 2)))});
+                q = select(cubic[rotation], hq, q);
+            }
+        }
         const S::stream vector_out[2][3] = {{S::translation_x, S::translation_y, S::translation_z},
                                             {S::scale_x, S::scale_y, S::scale_z}};
         for (unsigned v = 0; v < 2; ++v) {
@@ -567,7 +661,14 @@ struct clip_sampler {
                 const V a = V::load(at(base[comp] + 3 + k));
                 const V b = V::load(at(base[comp] + 6 + k));
                 // keyblend::lerp: exactly `a` at alpha 0.
-                select(at_key[comp], a, a + (b - a) * alpha[comp]).store(out_at(vector_out[v][k]));
+                V value = select(at_key[comp], a, a + (b - a) * alpha[comp]);
+                if (cubic_lanes[comp]) {
+                    const basis& hb = h[comp];
+                    const V m0 = V::load(at(tangent_base[comp] + k));
+                    const V m1 = V::load(at(tangent_base[comp] + 3 + k));
+                    value = select(cubic[comp], a * hb.h00 + m0 * hb.h10 + b * hb.h01 + m1 * hb.h11, value);
+                }
+                value.store(out_at(vector_out[v][k]));
             }
         }
         q.x.store(out_at(S::rotation_x));
@@ -600,6 +701,7 @@ struct clip_sampler {
         lanes::for_each_lanes<Wide, Narrow>(0, c.padded_, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
             interpolate_lanes<decltype(lane)>(c, time, i, out);
         });
+        if (s.morph_weight_total() != 0 || !out.morph_weights().empty()) sample_morph_weights(cl, s, time, c, out);
         if (c.bad_channel_ == error::no_index) return {};
         return make_error(errc::out_of_range,
                           "clip '" + cl.name + "' channel " + std::to_string(c.bad_channel_) +
@@ -635,6 +737,8 @@ inline sampling_context& sampling_context::operator=(const sampling_context& oth
     subset_ = other.subset_;
     subset_at_ = other.subset_at_;
     subset_keys_ = other.subset_keys_;
+    morph_cursors_ = other.morph_cursors_;
+    cubic_ = other.cubic_;
     streams_.reset();
     if (other.streams_) {
         const std::size_t n = impl::clip_sampler::stream_count * capacity_;

@@ -29,6 +29,7 @@ inline local_pose& local_pose::operator=(const local_pose& other) {
     }
     size_ = other.size_;
     padded_ = other.padded_;
+    morph_ = other.morph_;
     for (unsigned s = 0; s < stream_count; ++s)
         if (padded_ > 0)
             std::memcpy(data(stream(s)), other.data(stream(s)), padded_ * sizeof(float));
@@ -95,6 +96,9 @@ inline void reset_to_bind(const skeleton& s, local_pose& pose) {
     pose.resize(s.size());
     const std::vector<transform>& bind = s.bind_transforms();
     for (std::size_t j = 0; j < s.size(); ++j) pose.set(j, bind[j]);
+    const std::vector<float>& weights = s.bind_morph_weights();
+    pose.resize_morph_weights(weights.size());
+    std::copy(weights.begin(), weights.end(), pose.morph_weights().begin());
 }
 
 inline void reset_to_bind(const skeleton& s, std::vector<glm::mat4>& local) {

@@ -161,6 +161,12 @@ Value interpolate_keys(const track<Value, Time>& t, const key_interval& k) {
     const std::size_t second = std::min(k.second, n - 1);
     const Value& a = t.value(first);
     if (k.alpha == 0.0f || first == second || t.mode() == interpolation::step) return a;
+    if (t.mode() == interpolation::cubic_spline) {
+        if (t.out_tangents().size() != n || t.in_tangents().size() != n) return a; // (invalid)
+        const float span = static_cast<float>(static_cast<double>(t.time(second)) - static_cast<double>(t.time(first)));
+        return key_traits<Value>::hermite(a, t.out_tangents()[first] * span, t.value(second),
+                                          t.in_tangents()[second] * span, k.alpha);
+    }
     return key_traits<Value>::interpolate(a, t.value(second), k.alpha, t.mode());
 }
 

@@ -191,6 +191,7 @@ struct skeleton_builder {
     std::vector<std::string> names;
     std::vector<joint_index> parents;
     std::vector<glm::mat4> bind;
+    std::vector<std::vector<float>> morph; // per joint; empty when no joint has morph weights
     std::vector<std::size_t> source_of_joint;
     std::size_t source_count = 0;
     const char* kind = "joint"; // "joint" or "frame", for messages
@@ -238,6 +239,13 @@ struct skeleton_builder {
         out.bind_local_ = std::move(bind);
         out.source_of_joint_ = std::move(source_of_joint);
         out.joint_of_source_ = std::move(joint_of_source);
+        if (!morph.empty()) {
+            out.morph_offsets_.resize(n + 1, 0);
+            for (std::size_t j = 0; j < n; ++j) {
+                out.morph_offsets_[j + 1] = out.morph_offsets_[j] + morph[j].size();
+                out.bind_morph_weights_.insert(out.bind_morph_weights_.end(), morph[j].begin(), morph[j].end());
+            }
+        }
 
         // Sub-tree sizes, children before parents (reverse pre-order).
         std::vector<joint_index> size(n, 1);
@@ -301,7 +309,15 @@ inline result<skeleton> skeleton::from_parents(const std::vector<joint_desc>& jo
                                     impl::quoted_joint("joint", i, d.name) +
                                         ": bind matrix has NaN or infinity",
                                     i);
+        for (float w : d.morph_weights)
+            if (!is_finite(w))
+                return impl::make_error(errc::non_finite,
+                                        impl::quoted_joint("joint", i, d.name) +
+                                            ": a morph weight is NaN or infinite",
+                                        i);
     }
+    const bool any_morph = std::any_of(joints.begin(), joints.end(),
+                                       [](const joint_desc& d) { return !d.morph_weights.empty(); });
 
     // Children lists in input order (counting sort by parent), then an iterative pre-order walk.
     std::vector<std::size_t> first(n + 1, 0); // children of p: child[first[p] .. first[p + 1])
@@ -339,6 +355,7 @@ inline result<skeleton> skeleton::from_parents(const std::vector<joint_desc>& jo
         b.names.push_back(joints[i].name);
         b.parents.push_back(p < 0 ? no_parent : joint_of[static_cast<std::size_t>(p)]);
         b.bind.push_back(joints[i].bind_local);
+        if (any_morph) b.morph.push_back(joints[i].morph_weights);
         b.source_of_joint.push_back(i);
         for (std::size_t c = first[i + 1]; c-- > first[i];) stack.push_back(child[c]);
     }

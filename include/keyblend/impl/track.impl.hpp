@@ -39,6 +39,14 @@ status validate_track(const track<Value, Time>& t) {
         return impl::make_error(errc::unsupported, std::string("interpolation '") +
                                                        to_string(t.mode()) + "' does not apply to a " +
                                                        kind);
+    const bool cubic = t.mode() == interpolation::cubic_spline;
+    const std::size_t tangents = cubic ? t.size() : 0;
+    if (t.in_tangents().size() != tangents || t.out_tangents().size() != tangents)
+        return impl::make_error(errc::size_mismatch,
+                                kind + " has " + std::to_string(t.in_tangents().size()) + " in-tangents and " +
+                                    std::to_string(t.out_tangents().size()) + " out-tangents for " +
+                                    std::to_string(t.size()) + " keys in " + to_string(t.mode()) +
+                                    " mode (cubic_spline: one each per key; other modes: none)");
     for (std::size_t i = 0; i < t.size(); ++i) {
         const std::string where = kind + " key " + std::to_string(i);
         if (!impl::time_is_finite(t.time(i)))
@@ -51,11 +59,8 @@ status validate_track(const track<Value, Time>& t) {
                                         " is before key " + std::to_string(i - 1) + "'s time " +
                                         impl::time_to_string(t.time(i - 1)),
                                     i);
-        if (i > 0 && t.time(i) == t.time(i - 1))
-            return impl::make_error(errc::duplicate,
-                                    where + ": time " + impl::time_to_string(t.time(i)) +
-                                        " repeats key " + std::to_string(i - 1) + "'s time",
-                                    i);
+        if (cubic && (!traits::is_valid(t.in_tangents()[i]) || !traits::is_valid(t.out_tangents()[i])))
+            return impl::make_error(errc::non_finite, where + ": tangent has NaN or infinity", i);
         if constexpr (std::is_same<Value, glm::quat>::value) {
             if (!impl::is_unit(t.value(i), traits::unit_tolerance)) {
                 const float len = std::sqrt(quat_dot(t.value(i), t.value(i)));

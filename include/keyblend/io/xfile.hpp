@@ -56,6 +56,7 @@
 #include "../clip.hpp"
 #include "../error.hpp"
 #include "../skeleton.hpp"
+#include "model.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -101,98 +102,33 @@ enum class xfile_format : unsigned char {
 /// The header's four-letter name without padding: "txt", "bin", "tzip" or "bzip".
 KEYBLEND_IO_FUNCTION const char* to_string(xfile_format f);
 
-/// What the loader does with a part of a file that is wrong.
-enum class parse_mode : unsigned char {
-    /// The default: load everything that can be interpreted, as D3DX and assimp do. Each problem
-    /// is repaired where the repair is obvious, or the broken part is dropped, and a warning in
-    /// xfile::warnings says which (warning_action). What is done:
-    /// - repaired: a rotation key that is not unit length is normalised (only a zero, NaN or
-    ///   infinite quaternion is not a rotation: that key is dropped); keys out of time order are
-    ///   sorted by time, and of keys sharing a time the first is kept; a NaN or infinite vertex
-    ///   position, normal or texture coordinate becomes 0, a material colour its default; a NaN or
-    ///   infinite FrameTransformMatrix, or one whose product with its parents' overflows, becomes
-    ///   the identity; a NaN matrixOffset becomes the inverse of its frame's bind-pose model
-    ///   matrix (what exporters write); an Animation animating a frame an earlier Animation of the
-    ///   set animates is merged into that one's channel (its key types the earlier one lacks are
-    ///   added, the others dropped); a channel with matrix keys and rotation/scale/position keys
-    ///   keeps the matrix keys (sampling would use them); two frames with one name: the later are
-    ///   renamed `name#2`, `name#3`, ...; faces that reference a missing material use a default
-    ///   material; more face material indices than faces: the extra ones are ignored;
-    /// - dropped: a key with NaN or infinity; a face with fewer than 3 corners or a vertex index
-    ///   out of range (it makes no triangle); a SkinWeights entry whose vertex index is out of
-    ///   range or weight not finite; a SkinWeights naming a frame that does not exist (see
-    ///   mesh_skin: its weights are removed and each vertex's others rescaled, a vertex left with
-    ///   none follows the mesh's frame); an Animation
-    ///   naming a missing frame or none; an AnimTicksPerSecond of 0; a data object whose contents
-    ///   are malformed (bad number, wrong count, unexpected token): that object and its children
-    ///   (a Frame keeps what was read before the problem); a file that ends inside an object: the
-    ///   unfinished objects (enclosing Frames keep what they had). Problems the reader cannot step
-    ///   over (an unknown binary token, a corrupt compressed block) end the file there, as a
-    ///   truncation does.
-    /// More than load_options::max_warnings warnings fail the load: the input is not a damaged
-    /// .X file.
-    lenient,
-    /// For validation pipelines: the first problem that lenient mode would repair or drop fails
-    /// the load, with an error naming it and its place. A file that loads in strict mode holds
-    /// exactly what it says. (Warnings about keyblend's own limits — more than 8 influences per
-    /// vertex, key times past 2^24, ignored instancing references — are warnings in both modes.)
-    strict,
-};
-
-/// How a file is loaded: the mode, and limits that bound the work and memory any input can cost.
-/// Each limit exceeded ends the load with errc::unsupported and a message naming it
-/// ("load_options::max_joints (65536)"), in either mode. The defaults are far above any real model
-/// and far below what exhausts a machine; raise them to load a file that needs more.
-struct load_options {
-    parse_mode mode = parse_mode::lenient;
-    /// Bytes a compressed (`tzip`/`bzip`) file may inflate to, header included. The size the file
-    /// announces is checked first, then the blocks as they inflate.
-    std::size_t max_decompressed_bytes = std::size_t{256} << 20;
-    /// Data objects of any type (Frame, Mesh, Material, ..., and objects the loader skips), and
-    /// the `{ Material }` references of MeshMaterialLists (each makes a material of the result).
-    std::size_t max_objects = std::size_t{1} << 18;
-    /// Frames (joints of the skeleton).
-    std::size_t max_joints = 65536;
-    /// Mesh objects.
-    std::size_t max_meshes = 65536;
-    /// Vertices of all meshes together.
-    std::size_t max_vertices = std::size_t{1} << 24;
-    /// Animation keys of all AnimationKeys together.
-    std::size_t max_keys = std::size_t{1} << 24;
-    /// Warnings (xfile::warnings).
-    std::size_t max_warnings = 1000;
-};
-
-/// The name keyblend 0.1 gave load_options.
-using xfile_options = load_options;
-
-/// What a warning reports was done.
-enum class warning_action : unsigned char {
-    repaired, ///< a value was replaced by a valid one (the message says by what)
-    dropped,  ///< part of the file is left out (the message says which part)
-    note,     ///< nothing of the file is lost or changed, but keyblend's result differs from it in
-              ///< a way the message describes (per-vertex normals, vertices without influence)
-};
-
-/// A problem the load stepped over: an error (code, message naming the place, index) and what was
-/// done about it.
-struct load_warning : error {
-    warning_action action = warning_action::dropped;
-};
-
-/// A Material data object (with its TextureFilename).
-struct xfile_material {
-    /// The data object's name; empty when unnamed.
-    std::string name;
-    /// faceColor: red, green, blue, alpha.
-    glm::vec4 face_color{1.0f};
-    float power = 0.0f;
-    glm::vec3 specular{0.0f};
-    glm::vec3 emissive{0.0f};
-    /// The TextureFilename (or TextureFileName) string exactly as written between the quotes (a
-    /// `\\` stays two characters); empty when the material has none.
-    std::string texture_file;
-};
+/// The .X loader reads io::load_options (io/model.hpp): its mode, and the limits max_decompressed_bytes
+/// (what a `tzip`/`bzip` file may inflate to, header included), max_objects (data objects of any
+/// type, and the `{ Material }` references of MeshMaterialLists), max_joints (Frames), max_meshes
+/// (Mesh objects), max_vertices, max_keys (keys of all AnimationKeys) and max_warnings.
+///
+/// What parse_mode::lenient (the default) does with a .X file:
+/// - repaired: a rotation key that is not unit length is normalised (only a zero, NaN or infinite
+///   quaternion is not a rotation: that key is dropped); keys out of time order are sorted by time
+///   (keys sharing a time keep their order: a cut, see sample.hpp); a NaN or infinite vertex
+///   position, normal or texture coordinate becomes 0, a material colour its default; a NaN or
+///   infinite FrameTransformMatrix, or one whose product with its parents' overflows, becomes the
+///   identity; a NaN matrixOffset becomes the inverse of its frame's bind-pose model matrix (what
+///   exporters write); an Animation animating a frame an earlier Animation of the set animates is
+///   merged into that one's channel (its key types the earlier one lacks are added, the others
+///   dropped); a channel with matrix keys and rotation/scale/position keys keeps the matrix keys
+///   (sampling would use them); two frames with one name: the later are renamed `name#2`,
+///   `name#3`, ...; faces that reference a missing material use a default material; more face
+///   material indices than faces: the extra ones are ignored;
+/// - dropped: a key with NaN or infinity; a face with fewer than 3 corners or a vertex index out
+///   of range (it makes no triangle); a SkinWeights entry whose vertex index is out of range or
+///   weight not finite; a SkinWeights naming a frame that does not exist (see mesh_skin); an Animation
+///   naming a missing frame or none; an AnimTicksPerSecond of 0; a data object whose contents are
+///   malformed (bad number, wrong count, unexpected token): that object and its children (a Frame
+///   keeps what was read before the problem); a file that ends inside an object: the unfinished
+///   objects (enclosing Frames keep what they had). Problems the reader cannot step over (an
+///   unknown binary token, a corrupt compressed block) end the file there, as a truncation does.
+/// More than load_options::max_warnings warnings fail the load.
 
 /// An XSkinMeshHeader, as written. `present` is false when the mesh has none.
 struct skin_mesh_header {
@@ -202,103 +138,52 @@ struct skin_mesh_header {
     std::uint16_t bone_count = 0;
 };
 
-/// One SkinWeights object: a bone of a skinned mesh.
-struct skin_bone {
-    /// transformNodeName: the frame this bone follows.
-    std::string name;
-    /// That frame's joint index in xfile::skeleton.
-    std::size_t joint = 0;
-    /// matrixOffset (make_mat4, no transpose): mesh space to the bone's bind space. The skinning
-    /// matrix of the bone is `model[joint] * offset`.
-    glm::mat4 offset = glm::mat4(1.0f);
-};
-
-/// The most influences per vertex a mesh_skin holds.
-inline constexpr std::size_t max_influences_per_vertex = 8;
-
-/// A mesh's skin: bones and per-vertex influences in a fixed-width layout that a skinning kernel
-/// reads through strided spans. With k = influences_per_vertex and n vertices:
+/// A Mesh data object: the common mesh (io/model.hpp) and what only .X files say about it.
 ///
-///     palette[b] = model[bones[b].joint] * bones[b].offset
-///     skinned(v) = sum over i < k of weights[v*k + i] * palette[bone_indices[v*k + i]] *
-///     position(v)
-///
-/// - An influence is a (bone, vertex, weight) entry of a SkinWeights with a weight other than 0
-///   (a zero weight changes nothing and takes no slot). k is the largest number of influences any
-///   vertex has (not XSkinMeshHeader's figure), capped at max_influences_per_vertex; 0 when the
-///   mesh has no bones.
-/// - A vertex's influences are sorted by decreasing weight (ties: SkinWeights order). Unused slots
-///   hold weight 0 and bone index 0.
-/// - Weights are as in the file (a sane file's sum to 1 per vertex; they are not renormalised; a
+/// - joint: the frame whose model matrix places the mesh, or no_joint for a top-level mesh.
+/// - positions: in file order.
+/// - indices: a polygon of n corners becomes the n - 2 triangles of a fan from its first corner,
+///   in the file's winding. (Lenient mode: a face with fewer than 3 corners or a vertex index out
+///   of range makes no triangle.)
+/// - normals: one per vertex, or empty when the mesh has no MeshNormals. The file indexes normals
+///   per face corner; a vertex gets the normal of its first corner (in face order), and (0, 0, 0)
+///   when no face uses it. When some vertex is given different normals at different corners (hard
+///   edges the exporter did not split), normals_per_vertex_exact is false, a note says so, and
+///   normal_values / normal_indices hold the exact data.
+/// - materials, triangle_materials: the MeshMaterialList. When the list gives fewer face indices
+///   than faces, the remaining faces use its last index (as D3DX and assimp do). Lenient mode:
+///   when faces reference materials the list does not hold (fewer follow than nMaterials says, or
+///   an index past nMaterials), one default material is appended and they use it. A material's
+///   `diffuse` is the .X faceColor, `power` its power.
+/// - skin: one bone per SkinWeights kept, in file order. An influence is a (bone, vertex, weight)
+///   entry of a SkinWeights with a weight other than 0 (a zero weight changes nothing and takes no
+///   slot); k is the largest number of influences any vertex has (not XSkinMeshHeader's figure).
+///   Weights are as in the file (a sane file's sum to 1 per vertex; they are not renormalised; a
 ///   note counts the vertices whose weights sum to more than 1e-3 away from 1), except when some
 ///   of a vertex's influences are dropped — more than 8 (the 8 largest are kept, with a warning),
-///   or a SkinWeights naming a frame that does not exist (its weights are removed, with a warning
-///   naming the bone): the kept ones are then scaled to sum to what all of the vertex's weights
-///   summed to. A vertex that had no influence but such a bone's stays with the mesh's own frame:
-///   one bone is appended for that frame (named after it, offset = the inverse of its bind-pose
-///   model matrix, so the vertex keeps its bind position and follows the frame), with the weight
-///   the vertex had. A vertex no bone influences (in the file, or in a top-level mesh) has all
-///   weights 0, which skins it to the origin, as D3DX does; a note counts such vertices.
-/// - A vertex listed twice for one bone gets two influences (their effect adds up, as in D3DX).
-struct mesh_skin {
-    skin_mesh_header header;
-    /// One per SkinWeights kept, in file order (then the mesh's frame, see above). Empty: the mesh
-    /// is not skinned (when every SkinWeights names a missing frame, the mesh becomes rigid).
-    std::vector<skin_bone> bones;
-    std::size_t influences_per_vertex = 0;
-    /// vertex_count * influences_per_vertex indices into `bones`.
-    std::vector<std::uint16_t> bone_indices;
-    /// vertex_count * influences_per_vertex weights.
-    std::vector<float> weights;
-};
-
-/// The joint index of a mesh that hangs under no frame (a top-level Mesh).
-inline constexpr std::size_t no_joint = static_cast<std::size_t>(-1);
-
-/// A Mesh data object with its normals, texture coordinates, materials and skin.
-struct xfile_mesh {
-    /// The data object's name; empty when unnamed (tiny.x's mesh is).
-    std::string name;
-    /// The joint (frame) whose model matrix places this mesh, or no_joint for a top-level mesh.
-    std::size_t joint = no_joint;
-
-    /// The vertices, in file order. All finite (lenient mode zeroes NaN and infinities).
-    std::vector<glm::vec3> positions;
+///   or a SkinWeights
+///   naming a frame that does not exist (with a warning naming the bone): the kept ones are then
+///   scaled to sum to what all of the vertex's weights summed to. A vertex that had no influence
+///   but a missing frame's bone stays with the mesh's own frame: one bone is appended for that
+///   frame (named after it, offset = the inverse of its bind-pose model matrix, so the vertex keeps
+///   its bind position and follows the frame), with the weight the vertex had. A vertex no bone of the file influences (in
+///   the file, or in a top-level mesh) has all weights 0, which skins it to the origin, as D3DX
+///   does; a note counts such vertices. A vertex listed twice for one bone gets two influences
+///   (their effect adds up, as in D3DX). When every SkinWeights names a missing frame, the mesh
+///   becomes rigid.
+/// - tangents and morph_targets: always empty (.X meshes have neither).
+struct xfile_mesh : mesh {
     /// Faces as written: how many polygons the file has.
     std::size_t face_count = 0;
-    /// Triangles: 3 vertex indices each (all < positions.size()). A polygon of n corners becomes
-    /// the n - 2 triangles of a fan from its first corner, in the file's winding. (Lenient mode:
-    /// a face with fewer than 3 corners or a vertex index out of range makes no triangle.)
-    std::vector<std::uint32_t> indices;
     /// For each triangle, the index of the polygon (face) it comes from.
     std::vector<std::uint32_t> triangle_faces;
-
-    /// One normal per vertex, or empty when the mesh has no MeshNormals. The file indexes normals
-    /// per face corner; a vertex gets the normal of its first corner (in face order), and (0, 0, 0)
-    /// when no face uses it. When some vertex is given different normals at different corners (hard
-    /// edges the exporter did not split), normals_per_vertex_exact is false, a note says so, and
-    /// normal_values / normal_indices hold the exact data.
-    std::vector<glm::vec3> normals;
     bool normals_per_vertex_exact = true;
     /// MeshNormals as written: the normals, and for each triangle corner (parallel to `indices`)
     /// the index of its normal in normal_values. Empty without MeshNormals.
     std::vector<glm::vec3> normal_values;
     std::vector<std::uint32_t> normal_indices;
-
-    /// One (u, v) per vertex, or empty when the mesh has no MeshTextureCoords.
-    std::vector<glm::vec2> texcoords;
-
-    /// MeshMaterialList: the materials, and for each triangle the index of its material
-    /// (< materials.size()). Both empty without a MeshMaterialList. When the list gives fewer face
-    /// indices than faces, the remaining faces use its last index (as D3DX and assimp do). Lenient
-    /// mode: when faces reference materials the list does not hold (fewer follow than nMaterials
-    /// says, or an index past nMaterials), one default material is appended and they use it.
-    std::vector<xfile_material> materials;
-    std::vector<std::uint32_t> triangle_materials;
-
-    mesh_skin skin;
-
-    bool is_skinned() const noexcept { return !skin.bones.empty(); }
+    /// The mesh's XSkinMeshHeader.
+    skin_mesh_header skin_header;
 };
 
 /// An AnimationOptions data object; `present` is false when the Animation has none. The values are
@@ -397,7 +282,7 @@ struct xfile {
 /// - strict mode also: errc::not_found (a SkinWeights or Animation naming a frame that does not
 ///   exist, a MeshMaterialList referencing a material that does not exist), errc::duplicate (two
 ///   frames with the same name, two Animations of one set animating one frame, two AnimationKeys
-///   of one Animation with the same key type, repeated key times), errc::invalid_argument (an
+///   of one Animation with the same key type), errc::invalid_argument (an
 ///   AnimTicksPerSecond of 0, an Animation without a frame reference, a channel with matrix and
 ///   other keys), errc::non_finite (NaN or infinity in a vertex, normal, texture coordinate,
 ///   material, matrix, weight or key, or bind-pose matrices whose product overflows),

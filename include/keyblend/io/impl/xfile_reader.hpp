@@ -99,7 +99,7 @@ struct document {
     std::vector<mesh_record> meshes;
     std::vector<set_record> sets;
     std::vector<ticks_record> ticks;
-    std::vector<xfile_material> materials; // top-level, for `{ Name }` references
+    std::vector<io::material> materials; // top-level, for `{ Name }` references
     // The latest top-level Material with each name / GUID: an index into `materials`.
     std::unordered_map<std::string, std::size_t> material_by_name, material_by_guid;
     std::vector<load_warning> warnings;
@@ -591,7 +591,7 @@ private:
         if (h.type == "Mesh") return nested(h, [&] { return mesh(h, no_frame); });
         if (h.type == "Material")
             return nested(h, [&] {
-                xfile_material m;
+                io::material m;
                 if (!material(h, m)) return false;
                 const std::size_t index = doc_.materials.size();
                 doc_.materials.push_back(std::move(m));
@@ -884,12 +884,12 @@ private:
         }
         if (!settle(out_of_range, warning_action::repaired, "the face uses a default material"))
             return false;
-        std::vector<xfile_material> materials;
+        std::vector<io::material> materials;
         if (!body(
                 [&](const object_header& c) {
                     if (c.type != "Material") return skip_object();
                     return nested(c, [&] {
-                        xfile_material mat;
+                        io::material mat;
                         if (!material(c, mat)) return false;
                         materials.push_back(std::move(mat));
                         return true;
@@ -928,7 +928,7 @@ private:
 
     /// `{ Name }` in a MeshMaterialList: a copy of the latest top-level Material before it with
     /// that name (or GUID).
-    bool material_reference(const reference_to& ref, std::vector<xfile_material>& materials) {
+    bool material_reference(const reference_to& ref, std::vector<material>& materials) {
         // Each reference makes a material of the result, as a Material object does: a file of
         // `{ M }` may not make more of them than of objects.
         if (!within(objects_, 1, options_.max_objects, "max_objects",
@@ -945,7 +945,7 @@ private:
             materials.back().name = std::string(ref.name);
             return true;
         }
-        const xfile_material& source = doc_.materials[it->second];
+        const io::material& source = doc_.materials[it->second];
         // A reference by GUID copies a name it does not spell: all the copies together may not
         // hold more bytes than the file (else a small file could fill the memory).
         copied_ += source.name.size() + source.texture_file.size();
@@ -960,22 +960,22 @@ private:
         return true;
     }
 
-    bool material(const object_header& h, xfile_material& m) {
+    bool material(const object_header& h, io::material& m) {
         ++doc_.contents.materials;
         m.name = std::string(h.name);
-        if (!real(m.face_color.r, "faceColor") || !real(m.face_color.g, "faceColor") ||
-            !real(m.face_color.b, "faceColor") || !real(m.face_color.a, "faceColor") ||
+        if (!real(m.diffuse.r, "faceColor") || !real(m.diffuse.g, "faceColor") ||
+            !real(m.diffuse.b, "faceColor") || !real(m.diffuse.a, "faceColor") ||
             !real(m.power, "power") || !vec3(m.specular, "specularColor") ||
             !vec3(m.emissive, "emissiveColor"))
             return false;
         const std::size_t at = lex_.last_offset();
-        if (!is_finite(m.face_color) || !is_finite(m.power) || !is_finite(m.specular) ||
+        if (!is_finite(m.diffuse) || !is_finite(m.power) || !is_finite(m.specular) ||
             !is_finite(m.emissive)) {
             if (!problem(errc::non_finite, at, "a colour or the power has NaN or infinity",
                          warning_action::repaired,
                          "faceColor becomes white, the others 0, where they are not finite"))
                 return false;
-            if (!is_finite(m.face_color)) m.face_color = glm::vec4(1.0f);
+            if (!is_finite(m.diffuse)) m.diffuse = glm::vec4(1.0f);
             if (!is_finite(m.power)) m.power = 0.0f;
             if (!is_finite(m.specular)) m.specular = glm::vec3(0.0f);
             if (!is_finite(m.emissive)) m.emissive = glm::vec3(0.0f);
@@ -1001,7 +1001,7 @@ private:
             !word(s.bone_count, "nBones") || !end())
             return false;
         s.present = true;
-        r.mesh.skin.header = s;
+        r.mesh.skin_header = s;
         return true;
     }
 
@@ -1201,8 +1201,8 @@ private:
     /// The keys of one AnimationKey, checked in key order. Strict mode fails at the first
     /// problem. Lenient mode repairs: a rotation more than the tolerance away from unit length is
     /// normalised; a key with NaN or infinity (or a zero quaternion) is dropped; keys out of time
-    /// order are sorted (stably), and of keys sharing a time the first is kept. `out` receives the
-    /// keys (a valid track, possibly empty).
+    /// order are sorted (stably). Keys sharing a time are kept in file order, in either mode: a
+    /// cut (sample.hpp). `out` receives the keys (a valid track, possibly empty).
     template <class Value>
     bool checked_keys(track<Value, float>& in, const char* kind, std::size_t at,
                       track<Value, float>& out) {
@@ -1211,7 +1211,7 @@ private:
         const auto tick = [&](std::size_t i) {
             return " (tick " + keyblend::impl::float_to_string(in.time(i)) + ")";
         };
-        tally bad, not_unit, unsorted, repeated;
+        tally bad, not_unit, unsorted;
         float shortest = std::numeric_limits<float>::max(), longest = 0.0f;
         std::vector<std::uint32_t> kept; // lenient mode: indices of the keys kept, when not all
         bool all_kept = true, in_order = true;
@@ -1265,12 +1265,6 @@ private:
                                keyblend::impl::float_to_string(latest) + " of an earlier key";
                     }))
                     return false;
-            } else if (any && t == latest && in_order) {
-                if (!flag(repeated, errc::duplicate, at, i, [&] {
-                        return std::string(kind) + " key " + std::to_string(i) + ": time " +
-                               keyblend::impl::float_to_string(t) + " repeats an earlier key's";
-                    }))
-                    return false;
             }
             latest = any ? std::max(latest, t) : t;
             any = true;
@@ -1284,7 +1278,7 @@ private:
                                    : std::string();
             if (!settle(not_unit, warning_action::repaired, "normalised" + range)) return false;
         }
-        if (all_kept && in_order && repeated.count == 0) {
+        if (all_kept && in_order) {
             out = std::move(in);
             return true;
         }
@@ -1301,26 +1295,7 @@ private:
         }
         out = track<Value, float>(in.mode());
         out.reserve(kept.size());
-        std::size_t dropped_repeats = 0;
-        for (std::size_t k = 0; k < kept.size(); ++k) {
-            const std::uint32_t i = kept[k];
-            if (!out.empty() && in.time(i) == out.last_time()) {
-                ++dropped_repeats;
-                continue;
-            }
-            out.push_back(in.time(i), in.value(i));
-        }
-        if (dropped_repeats > 0) {
-            if (repeated.count == 0) { // only sorting showed them
-                repeated.first.code = errc::duplicate;
-                repeated.first.message =
-                    located(at, std::string(kind) + " keys repeat times once sorted");
-            }
-            repeated.count = dropped_repeats;
-            if (!settle(repeated, warning_action::dropped,
-                        "of keys sharing a time the first in the file is kept"))
-                return false;
-        }
+        for (std::uint32_t i : kept) out.push_back(in.time(i), in.value(i));
         return true;
     }
 
