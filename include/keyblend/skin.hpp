@@ -146,12 +146,6 @@ enum class store_policy : unsigned char {
 /// of position + normal write 24 MB; 100k write 2.4 MB, which stays cached).
 inline constexpr std::size_t streaming_store_threshold = std::size_t(8) << 20;
 
-/// A half-open range of vertices [begin, end). `end == all` means "to the last vertex".
-struct vertex_range {
-    static constexpr std::size_t all = static_cast<std::size_t>(-1);
-    std::size_t begin = 0;
-    std::size_t end = all;
-};
 
 /// The inputs and outputs every skinning job shares: what to skin and where to write it.
 ///

@@ -91,4 +91,12 @@ struct strided_span {
     }
 };
 
+/// A half-open range of vertices [begin, end) of a vertex job. `end == all` means "to the last
+/// vertex".
+struct vertex_range {
+    static constexpr std::size_t all = static_cast<std::size_t>(-1);
+    std::size_t begin = 0;
+    std::size_t end = all;
+};
+
 } // namespace keyblend
