@@ -101,7 +101,7 @@ void check_ik() {
         job.reached = &reached;
         if (!job.run()) std::abort();
         const glm::mat4 root = p.model[0] * glm::inverse(keyblend::to_matrix(p.pose.get(0)));
-        keyblend::local_to_model(s, pose, after, root);
+        kbbench::model_matrices(s, pose, after, root);
         if (!reached) continue;
         worst_keyblend = std::max(worst_keyblend, double(glm::distance(glm::vec3(after[kbbench::ankle][3]), p.target)));
         keyblend::transform ts = p.pose.get(kbbench::thigh), tk = p.pose.get(kbbench::knee);
@@ -109,7 +109,7 @@ void check_ik() {
         pose = p.pose;
         pose.set(kbbench::thigh, ts);
         pose.set(kbbench::knee, tk);
-        keyblend::local_to_model(s, pose, after, root);
+        kbbench::model_matrices(s, pose, after, root);
         worst_reference = std::max(worst_reference, double(glm::distance(glm::vec3(after[kbbench::ankle][3]), p.target)));
     }
     for (const ik_problem& p : head_problems()) {
@@ -119,7 +119,7 @@ void check_ik() {
         if (!job.run()) std::abort();
         const glm::mat4 root = p.model[0] * glm::inverse(keyblend::to_matrix(p.pose.get(0)));
         const auto miss = [&](const keyblend::local_pose& posed) {
-            keyblend::local_to_model(s, posed, after, root);
+            kbbench::model_matrices(s, posed, after, root);
             const glm::vec3 f = glm::normalize(glm::mat3(after[kbbench::head]) * kbbench::head_forward);
             const glm::vec3 to = glm::normalize(p.target - glm::vec3(after[kbbench::head][3]));
             return double(std::atan2(glm::length(glm::cross(f, to)), glm::dot(f, to)));

@@ -234,10 +234,16 @@ void bm_sample_keyblend(benchmark::State& state, keyblend::interpolation mode) {
     const keyblend::clip& c = the_clips(mode)[0];
     keyblend::sampling_context ctx;
     keyblend::local_pose pose;
+    keyblend::sampling_job job;
+    job.clip = &c;
+    job.skeleton = &the_skeleton();
+    job.context = &ctx;
+    job.output = &pose;
     double t = 0.0;
     for (auto _ : state) {
         t += frame_ticks;
-        if (!keyblend::sample_clip(c, the_skeleton(), keyblend::clip_time(c, t), ctx, pose)) state.SkipWithError("sample_clip failed");
+        job.time = keyblend::clip_time(c, t);
+        if (!job.run()) state.SkipWithError("sampling failed");
         benchmark::DoNotOptimize(pose.data(keyblend::local_pose::rotation_w));
         benchmark::ClobberMemory();
     }
@@ -280,17 +286,15 @@ const blend_inputs& the_blend_inputs() {
 void bm_blend_keyblend(benchmark::State& state, int kind) {
     const blend_inputs& in = the_blend_inputs();
     const std::vector<float>& mask = upper_body_mask();
-    const keyblend::blend_layer layers[3] = {{&in.layer[0], 0.5f, kind == 0 ? &mask : nullptr},
-                                             {&in.layer[1], 0.3f, kind == 0 ? &mask : nullptr},
+    const keyblend::span<const float> masked = kind == 0 ? keyblend::span<const float>(mask) : keyblend::span<const float>();
+    const keyblend::blend_layer layers[3] = {{&in.layer[0], 0.5f, masked}, {&in.layer[1], 0.3f, masked},
                                              {&in.layer[2], 0.2f}};
     const keyblend::additive_layer additive{&in.additive, nullptr, 0.6f};
     keyblend::local_pose out(joint_count);
     keyblend::blend_job job;
     job.rest_pose = &in.rest;
-    job.layers = layers;
-    job.layer_count = kind == 3 ? 3 : 2;
-    job.additive_layers = &additive;
-    job.additive_count = kind == 0 ? 1 : 0;
+    job.layers = {layers, std::size_t(kind == 3 ? 3 : 2)};
+    job.additive_layers = {&additive, std::size_t(kind == 0 ? 1 : 0)};
     job.output = &out;
     for (auto _ : state) {
         if (!job.run()) state.SkipWithError("blend failed");
@@ -322,8 +326,12 @@ void bm_blend_reference(benchmark::State& state, int kind) {
 void bm_local_to_model_keyblend(benchmark::State& state) {
     const keyblend::local_pose& pose = the_blend_inputs().layer[0];
     std::vector<glm::mat4> model(joint_count);
+    keyblend::local_to_model_job job;
+    job.skeleton = &the_skeleton();
+    job.input = &pose;
+    job.output = model;
     for (auto _ : state) {
-        keyblend::local_to_model(the_skeleton(), pose, model);
+        if (!job.run()) state.SkipWithError("local-to-model failed");
         benchmark::DoNotOptimize(model.data());
         benchmark::ClobberMemory();
     }
@@ -353,25 +361,39 @@ void bm_frame_keyblend(benchmark::State& state, keyblend::interpolation mode) {
     keyblend::local_pose sampled[4], out, reference;
     const keyblend::local_pose rest(s);
     keyblend::sampling_context first;
-    (void)keyblend::sample_clip(clips[3], s, 0.0f, first, reference); // the additive clip's first frame
-    const keyblend::blend_layer layers[3] = {{&sampled[0], 0.5f}, {&sampled[1], 0.3f}, {&sampled[2], 0.8f, &mask}};
+    keyblend::sampling_job sample[4];
+    for (int i = 0; i < 4; ++i) {
+        sample[i].clip = &clips[std::size_t(i)];
+        sample[i].skeleton = &s;
+        sample[i].context = &ctx[i];
+        sample[i].output = &sampled[i];
+    }
+    keyblend::sampling_job first_frame = sample[3]; // the additive clip's first frame
+    first_frame.context = &first;
+    first_frame.output = &reference;
+    (void)first_frame.run();
+    const keyblend::blend_layer layers[3] = {{&sampled[0], 0.5f}, {&sampled[1], 0.3f}, {&sampled[2], 0.8f, mask}};
     const keyblend::additive_layer additive{&sampled[3], &reference, 0.5f};
     keyblend::blend_job job;
     job.rest_pose = &rest;
     job.layers = layers;
-    job.layer_count = 3;
-    job.additive_layers = &additive;
-    job.additive_count = 1;
+    job.additive_layers = {&additive, 1};
     job.output = &out;
     std::vector<glm::mat4> model(joint_count);
+    keyblend::local_to_model_job hierarchy;
+    hierarchy.skeleton = &s;
+    hierarchy.input = &out;
+    hierarchy.output = model;
     double t = 0.0;
     for (auto _ : state) {
         t += frame_ticks;
         bool ok = true;
-        for (int i = 0; i < 4; ++i)
-            ok &= bool(keyblend::sample_clip(clips[i], s, keyblend::clip_time(clips[i], t), ctx[i], sampled[i]));
+        for (int i = 0; i < 4; ++i) {
+            sample[i].time = keyblend::clip_time(clips[std::size_t(i)], t);
+            ok &= bool(sample[i].run());
+        }
         ok &= bool(job.run());
-        keyblend::local_to_model(s, out, model);
+        ok &= bool(hierarchy.run());
         if (!ok) state.SkipWithError("frame failed");
         benchmark::DoNotOptimize(model.data());
         benchmark::ClobberMemory();

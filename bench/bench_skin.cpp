@@ -123,13 +123,18 @@ const tiny_mesh& tiny_body() {
         out.mesh.tangents.assign(m.positions.size(), glm::vec4(1.0f, 0.0f, 0.0f, 1.0f));
         out.mesh.bone_indices = m.skin.bone_indices;
         out.mesh.weights = m.skin.weights;
-        std::vector<glm::mat4> local, model;
+        std::vector<glm::mat4> local(file->skeleton.size()), model(file->skeleton.size());
         if (!keyblend::sample_local_matrices(file->animation_sets[0].clip, file->skeleton, 0.0f, local)) return out;
-        keyblend::local_to_model(file->skeleton, local, model);
-        if (!keyblend::build_palette(model, keyblend::member_span(m.skin.bones, &keyblend::io::skin_bone::joint),
-                                     keyblend::member_span(m.skin.bones, &keyblend::io::skin_bone::offset),
-                                     out.mesh.palette))
-            return out;
+        keyblend::local_to_model_job hierarchy;
+        hierarchy.skeleton = &file->skeleton;
+        hierarchy.input_matrices = local;
+        hierarchy.output = model;
+        out.mesh.palette.resize(m.skin.bones.size());
+        keyblend::palette_job matrices;
+        matrices.model = model;
+        matrices.bones = m.skin.bones;
+        matrices.output = out.mesh.palette;
+        if (!hierarchy.run() || !matrices.run()) return out;
         out.real = true;
         return out;
     }();
@@ -159,8 +164,7 @@ keyblend::skinning_job<> make_job(const loaded_mesh& m, outputs& o, unsigned att
         job.in_tangents = keyblend::make_span(m.tangents);
         job.out_tangents = keyblend::make_span(o.tangents);
     }
-    job.palette = m.palette.data();
-    job.palette_size = m.palette.size();
+    job.palette = {m.palette.data(), m.palette.size()};
     return job;
 }
 
@@ -366,8 +370,7 @@ bool has_avx2_cases() {
     keyblend::skinning_job<> probe; // an empty job: run_linear_with only says whether it can
     probe.influences = 1;
     const glm::mat4 m(1.0f);
-    probe.palette = &m;
-    probe.palette_size = 1;
+    probe.palette = {&m, 1};
     return keyblend::skinning_isa() == keyblend::simd_isa::avx512 &&
            keyblend::impl::skin::run_linear_with(keyblend::simd_isa::avx2, probe).has_value();
 }

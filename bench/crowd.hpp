@@ -37,8 +37,7 @@ struct model {
     std::size_t influences = 0;                  // k slots per vertex
     std::vector<std::uint16_t> bone_indices;     // n x k
     std::vector<float> weights;                  // n x k
-    std::vector<std::size_t> bone_joint;         // per bone
-    std::vector<glm::mat4> bone_offset;          // per bone
+    std::vector<keyblend::skin_bone> bones;
 };
 
 inline keyblend::transform random_transform(std::mt19937& rng) {
@@ -79,8 +78,7 @@ inline model generated_model() {
     std::uniform_int_distribution<int> bone(0, int(bones) - 1);
     m.influences = k;
     for (std::size_t b = 0; b < bones; ++b) {
-        m.bone_joint.push_back(b + 1);
-        m.bone_offset.push_back(m.skeleton.inverse_bind_model()[b + 1]);
+        m.bones.push_back({"", b + 1, m.skeleton.inverse_bind_model()[b + 1]});
     }
     for (std::size_t v = 0; v < n; ++v) {
         m.positions.push_back(glm::vec3(u(rng), u(rng), u(rng)));
@@ -112,8 +110,7 @@ inline model load_model() {
             m.bone_indices = mesh.skin.bone_indices;
             m.weights = mesh.skin.weights;
             for (const keyblend::io::skin_bone& b : mesh.skin.bones) {
-                m.bone_joint.push_back(b.joint);
-                m.bone_offset.push_back(b.offset);
+                m.bones.push_back(b);
             }
             break;
         }
@@ -140,6 +137,10 @@ struct character {
     keyblend::local_pose sampled[3], pose;
     std::vector<glm::mat4> model_matrices, palette;
     std::vector<glm::vec3> positions, normals;
+    // The jobs of a frame, set up once: only the sampling times change.
+    keyblend::sampling_job sampling[3];
+    keyblend::local_to_model_job hierarchy;
+    keyblend::palette_job matrices;
     keyblend::skinning_job<std::uint16_t> skin;
 };
 
@@ -164,7 +165,7 @@ inline std::vector<std::unique_ptr<character>> make_crowd(std::size_t count) {
         c->model_matrices.resize(m.skeleton.size());
         c->positions.resize(m.positions.size());
         c->normals.resize(m.normals.size());
-        c->palette.resize(m.bone_joint.size());
+        c->palette.resize(m.bones.size());
         keyblend::skinning_job<std::uint16_t>& job = c->skin;
         job.influences = m.influences;
         job.joints = keyblend::make_span(m.bone_indices, m.influences);
@@ -173,10 +174,21 @@ inline std::vector<std::unique_ptr<character>> make_crowd(std::size_t count) {
         job.out_positions = keyblend::make_span(c->positions);
         job.in_normals = keyblend::make_span(m.normals);
         job.out_normals = keyblend::make_span(c->normals);
-        job.palette = c->palette.data();
-        job.palette_size = c->palette.size();
-        for (int l = 0; l < 3; ++l)
-            (void)keyblend::sample_clip(clip_of(l), m.skeleton, 0.0f, c->contexts[l], c->sampled[l]); // binds once
+        job.palette = c->palette;
+        for (int l = 0; l < 3; ++l) {
+            keyblend::sampling_job& sampling = c->sampling[l];
+            sampling.clip = &clip_of(l);
+            sampling.skeleton = &m.skeleton;
+            sampling.context = &c->contexts[l];
+            sampling.output = &c->sampled[l];
+            (void)sampling.run(); // binds once
+        }
+        c->hierarchy.skeleton = &m.skeleton;
+        c->hierarchy.input = &c->pose;
+        c->hierarchy.output = c->model_matrices;
+        c->matrices.model = c->model_matrices;
+        c->matrices.bones = m.bones;
+        c->matrices.output = c->palette;
         crowd.push_back(std::move(c));
     }
     if (!crowd.empty()) {
@@ -190,13 +202,13 @@ inline std::vector<std::unique_ptr<character>> make_crowd(std::size_t count) {
 
 // The stages of one character's frame; each returns false on an error.
 inline bool sample(character& c, double dt) {
-    const model& m = the_model();
     c.time += dt;
     bool ok = true;
     for (int l = 0; l < 3; ++l) {
         const keyblend::clip& cl = clip_of(l);
         const double ticks = (c.time + 0.37 * l) * double(cl.ticks_per_second);
-        ok &= bool(keyblend::sample_clip(cl, m.skeleton, keyblend::clip_time(cl, ticks), c.contexts[l], c.sampled[l]));
+        c.sampling[l].time = keyblend::clip_time(cl, ticks);
+        ok &= bool(c.sampling[l].run());
     }
     return ok;
 }
@@ -212,20 +224,13 @@ inline bool blend(character& c) {
     keyblend::blend_job job;
     job.rest_pose = &rest_pose();
     job.layers = layers;
-    job.layer_count = 3;
     job.output = &c.pose;
     return bool(job.run());
 }
 
-inline bool hierarchy(character& c) {
-    return bool(keyblend::local_to_model(the_model().skeleton, c.pose, c.model_matrices.data(), c.model_matrices.size()));
-}
+inline bool hierarchy(character& c) { return bool(c.hierarchy.run()); }
 
-inline bool palette(character& c) {
-    const model& m = the_model();
-    return bool(keyblend::build_palette(c.model_matrices, keyblend::make_span(m.bone_joint, 1),
-                                        keyblend::make_span(m.bone_offset, 1), c.palette));
-}
+inline bool palette(character& c) { return bool(c.matrices.run()); }
 
 inline bool skin(character& c) { return bool(c.skin.run()); }
 

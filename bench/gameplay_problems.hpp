@@ -7,10 +7,23 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
 namespace kbbench {
+
+/// The model matrices of a pose under `root` (a local_to_model_job), into `model` sized first.
+inline void model_matrices(const keyblend::skeleton& s, const keyblend::local_pose& pose, std::vector<glm::mat4>& model,
+                           const glm::mat4& root) {
+    model.resize(s.size());
+    keyblend::local_to_model_job job;
+    job.skeleton = &s;
+    job.input = &pose;
+    job.root = root;
+    job.output = model;
+    if (!job.run()) std::abort();
+}
 
 // pelvis > thigh > knee > ankle > toe, pelvis > spine > neck > head.
 inline constexpr std::size_t thigh = 1, knee = 2, ankle = 3, head = 7;
@@ -68,7 +81,7 @@ inline std::vector<ik_problem> ik_problems(std::size_t n, bool leg) {
         }
         const glm::mat4 world = keyblend::to_matrix(
             keyblend::transform{glm::vec3(uniform(-5, 5), 0, uniform(-5, 5)), glm::angleAxis(uniform(-3, 3), glm::vec3(0, 1, 0)), glm::vec3(1)});
-        keyblend::local_to_model(s, p.pose, p.model, world);
+        model_matrices(s, p.pose, p.model, world);
         const glm::vec3 from(p.model[leg ? thigh : head][3]);
         p.target = from + direction() * (leg ? uniform(0.3f, 1.1f) * 0.87f : uniform(0.5f, 5.0f));
         p.pole = direction();
@@ -79,7 +92,7 @@ inline std::vector<ik_problem> ik_problems(std::size_t n, bool leg) {
 /// The jobs the benchmarks run on a problem: the leg (thigh, knee, ankle; the knee's hinge given,
 /// as ozz needs it) and the head (forward +z, up +y).
 inline keyblend::ik_buffers buffers(ik_problem& p) {
-    return {&biped(), p.model.data(), p.model.size(), &p.pose};
+    return {&biped(), p.model, &p.pose};
 }
 inline keyblend::two_bone_ik_job leg_job(ik_problem& p) {
     keyblend::two_bone_ik_job job;

@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     // The skinning job: bind-pose vertices in, the vertex buffer out (set per frame, once locked).
     const std::size_t n = mesh->positions.size(), k = mesh->skin.influences_per_vertex;
     const auto& bones = mesh->skin.bones;
-    std::vector<glm::mat4> palette;
+    std::vector<glm::mat4> palette(bones.size());
     keyblend::skinning_job<std::uint16_t> job;
     job.influences = k;
     job.joints = keyblend::make_span(mesh->skin.bone_indices, k);
@@ -187,14 +187,12 @@ int main(int argc, char** argv) {
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         const double ticks = clips.empty() ? 0.0 : seconds * clips[player->current()].ticks_per_second;
         if (auto st = player->update_animation(ticks); !st) return fail(st.error().message);
-        if (auto st = keyblend::build_palette(player->model(),
-                                              keyblend::member_span(bones, &keyblend::io::skin_bone::joint),
-                                              keyblend::member_span(bones, &keyblend::io::skin_bone::offset),
-                                              palette);
-            !st)
-            return fail(st.error().message);
-        job.palette = palette.data();
-        job.palette_size = palette.size();
+        keyblend::palette_job matrices;
+        matrices.model = player->model();
+        matrices.bones = bones;
+        matrices.output = palette;
+        if (auto st = matrices.run(); !st) return fail(st.error().message);
+        job.palette = palette;
 
         // Skin straight into the vertex buffer.
         {

@@ -102,20 +102,19 @@ struct leg {
 
 bool find_leg(const keyblend::skeleton& s, const char* side, leg& out) {
     const std::string p = std::string("Bip01_") + side + "_";
-    const std::size_t thigh = s.index_of(p + "Thigh"), calf = s.index_of(p + "Calf"), foot = s.index_of(p + "Foot"),
-                      toe = s.index_of(p + "Toe0");
-    if (thigh == s.size() || calf == s.size() || foot == s.size() || toe == s.size()) {
+    const auto thigh = s.find(p + "Thigh"), calf = s.find(p + "Calf"), foot = s.find(p + "Foot"), toe = s.find(p + "Toe0");
+    if (!thigh || !calf || !foot || !toe) {
         std::fprintf(stderr, "the model has no %sThigh / Calf / Foot / Toe0 joints (a Biped skeleton is needed)\n", p.c_str());
         return false;
     }
     out.side = side;
-    out.thigh = thigh;
-    out.calf = calf;
-    out.foot = foot;
-    out.toe = toe;
+    out.thigh = *thigh;
+    out.calf = *calf;
+    out.foot = *foot;
+    out.toe = *toe;
     // The foot's own axes, from the bind pose: toward the toe, and the one closest to model up.
-    out.toe_axis = glm::normalize(glm::vec3(s.bind_local()[toe][3]));
-    const glm::mat3 frame(s.bind_model()[foot]);
+    out.toe_axis = glm::normalize(glm::vec3(s.bind_local()[out.toe][3]));
+    const glm::mat3 frame(s.bind_model()[out.foot]);
     float best = 0.0f;
     for (int k = 0; k < 3; ++k) {
         const float d = glm::dot(glm::normalize(frame[k]), glm::vec3(0, 1, 0));
@@ -143,11 +142,21 @@ float author_walk(keyblend::clip& walk, const keyblend::skeleton& s, leg* legs, 
     const float length = walk.duration;
     keyblend::sampling_context ctx;
     keyblend::local_pose pose;
-    std::vector<glm::mat4> model;
+    std::vector<glm::mat4> model(s.size());
     std::vector<glm::vec3> foot[2];
     for (int i = 0; i <= samples; ++i) {
-        static_cast<void>(keyblend::sample_clip(walk, s, length * float(i) / samples, ctx, pose));
-        keyblend::local_to_model(s, pose, model);
+        keyblend::sampling_job sample;
+        sample.clip = &walk;
+        sample.skeleton = &s;
+        sample.time = length * float(i) / samples;
+        sample.context = &ctx;
+        sample.output = &pose;
+        static_cast<void>(sample.run());
+        keyblend::local_to_model_job hierarchy;
+        hierarchy.skeleton = &s;
+        hierarchy.input = &pose;
+        hierarchy.output = model;
+        static_cast<void>(hierarchy.run());
         for (int l = 0; l < 2; ++l) foot[l].push_back(glm::vec3(model[legs[l].foot][3]));
     }
     ground = 1e30f;
@@ -211,17 +220,23 @@ void plant_feet(rig& r, const keyblend::player& p, const glm::mat4& placement, k
                 std::vector<glm::mat4>& model) {
     const keyblend::skeleton& s = *r.s;
     // The body goes up or down with the ground under the lower foot, smoothly.
-    keyblend::local_to_model(s, pose, model, placement);
+    model.resize(s.size());
+    keyblend::local_to_model_job hierarchy;
+    hierarchy.skeleton = &s;
+    hierarchy.input = &pose;
+    hierarchy.root = placement;
+    hierarchy.output = model;
+    static_cast<void>(hierarchy.run());
     float lift = 1e30f;
     for (const leg& l : r.legs) {
         const glm::vec3 at = l.locked ? l.lock : glm::vec3(model[l.foot][3]);
         lift = std::min(lift, r.world_ground.height(at.z) - r.world_ground.base);
     }
     r.body_lift += 0.25f * (lift - r.body_lift);
-    const glm::mat4 root = glm::translate(glm::mat4(1.0f), glm::vec3(0.0f, r.body_lift, 0.0f)) * placement;
-    keyblend::local_to_model(s, pose, model, root);
+    hierarchy.root = glm::translate(glm::mat4(1.0f), glm::vec3(0.0f, r.body_lift, 0.0f)) * placement;
+    static_cast<void>(hierarchy.run());
     const glm::vec3 forward = glm::normalize(glm::vec3(placement * glm::vec4(0, 0, -1, 0)));
-    const keyblend::ik_buffers posed{&s, model.data(), model.size(), &pose};
+    const keyblend::ik_buffers posed{&s, model, &pose};
     for (leg& l : r.legs) {
         const float contact = p.float_channel_values()[l.contact];
         // The animated foot, kept at its height above the flat ground but over the real ground;
@@ -243,7 +258,8 @@ void plant_feet(rig& r, const keyblend::player& p, const glm::mat4& placement, k
         bool reached = false;
         ik.reached = &reached;
         if (auto st = ik.run(); !st) std::fprintf(stderr, "%s\n", st.error().message.c_str());
-        keyblend::local_to_model_subtree(s, l.thigh, pose, model);
+        hierarchy.from = l.thigh; // the leg again, below the corrected thigh
+        static_cast<void>(hierarchy.run());
         if (reached) r.worst_reach = std::max(r.worst_reach, double(glm::length(glm::vec3(model[l.foot][3]) - target)));
 
         // The sole flat on the ground while planted: the toe axis along the ground, up along its
@@ -261,7 +277,8 @@ void plant_feet(rig& r, const keyblend::player& p, const glm::mat4& placement, k
         sole.pole_vector = n;
         sole.weight = std::clamp(contact, 0.0f, 1.0f);
         if (auto st = sole.run(); !st) std::fprintf(stderr, "%s\n", st.error().message.c_str());
-        keyblend::local_to_model_subtree(s, l.foot, pose, model);
+        hierarchy.from = l.foot;
+        static_cast<void>(hierarchy.run());
     }
 }
 
@@ -351,7 +368,11 @@ int main(int argc, char** argv) {
     };
     std::vector<posed> rows[2];
     keyblend::local_pose pose;
-    std::vector<glm::mat4> joint_model, palette;
+    std::vector<glm::mat4> joint_model(s.size()), palette;
+    keyblend::local_to_model_job hierarchy;
+    hierarchy.skeleton = &s;
+    hierarchy.input = &pose;
+    hierarchy.output = joint_model;
     std::vector<int> snapshots;
     const int updates = int(total / tick_step);
     for (int f = 0; f < opt.frames; ++f) snapshots.push_back(int(double(updates) * (f + 0.5) / opt.frames));
@@ -367,7 +388,8 @@ int main(int argc, char** argv) {
         const glm::mat4 place = keyblend::to_matrix(placement);
         // Footsteps: lock the foot where it comes down (on the ground under it).
         pose = player.pose();
-        keyblend::local_to_model(s, pose, joint_model, place);
+        hierarchy.root = place;
+        static_cast<void>(hierarchy.run());
         for (const keyblend::played_event& e : player.events())
             for (leg& l : r.legs)
                 if (e.name == std::string(l.side) + "_down") {
@@ -381,7 +403,7 @@ int main(int argc, char** argv) {
         for (int row = 0; row < 2; ++row) {
             pose = player.pose();
             if (row == 1) plant_feet(r, player, place, pose, joint_model);
-            else keyblend::local_to_model(s, pose, joint_model, place);
+            else static_cast<void>(hierarchy.run());
             // How far the planted feet slide.
             for (int l = 0; l < 2; ++l) {
                 const glm::vec3 at(joint_model[r.legs[l].foot][3]);
@@ -398,8 +420,12 @@ int main(int argc, char** argv) {
             for (const auto& m : mesh) {
                 std::vector<glm::vec3> positions = m.positions, normals = m.normals;
                 if (m.is_skinned()) {
-                    static_cast<void>(keyblend::build_palette(joint_model, keyblend::member_span(m.skin.bones, &keyblend::io::skin_bone::joint),
-                                                              keyblend::member_span(m.skin.bones, &keyblend::io::skin_bone::offset), palette));
+                    palette.resize(m.skin.bones.size());
+                    keyblend::palette_job pj;
+                    pj.model = joint_model;
+                    pj.bones = m.skin.bones;
+                    pj.output = palette;
+                    static_cast<void>(pj.run());
                     keyblend::skinning_job<std::uint16_t> job;
                     job.influences = m.skin.influences_per_vertex;
                     job.joints = keyblend::make_span(m.skin.bone_indices, m.skin.influences_per_vertex);
@@ -410,8 +436,7 @@ int main(int argc, char** argv) {
                         job.in_normals = keyblend::make_span(m.normals);
                         job.out_normals = keyblend::make_span(normals);
                     }
-                    job.palette = palette.data();
-                    job.palette_size = palette.size();
+                    job.palette = palette;
                     job.weight_tolerance = 1e-2f;
                     if (auto st = job.run(); !st) {
                         std::fprintf(stderr, "%s\n", st.error().message.c_str());

@@ -391,7 +391,7 @@ int pose(const options& o, const tool::model& m) {
         std::fprintf(stderr, "keyblend: %s\n", st.error().message.c_str());
         return exit_file;
     }
-    keyblend::local_to_model(s, local, model);
+    tool::model_matrices(s, local, model);
     if (const std::optional<std::string> bad = tool::non_finite_joint(s, local, model)) {
         std::fprintf(stderr, "keyblend: %s: the pose is not finite: %s\n", o.file.c_str(), bad->c_str());
         return exit_file;
@@ -506,6 +506,7 @@ float tick_for(const options& o, const keyblend::clip& c) {
 keyblend::status local_matrices(const model& m, const options& o, std::optional<double> seconds,
                                 bool wrap, std::vector<glm::mat4>& local) {
     const keyblend::skeleton& s = *m.skeleton;
+    local.resize(s.size());
     const auto tick = [&](const keyblend::clip& c) {
         const double t = seconds ? *seconds * double(c.ticks_per_second) : double(tick_for(o, c));
         return wrap ? keyblend::clip_time(c, t) : static_cast<float>(t);
@@ -514,12 +515,21 @@ keyblend::status local_matrices(const model& m, const options& o, std::optional<
         const keyblend::clip& c = find_clip(m, *o.set);
         return keyblend::sample_local_matrices(c, s, tick(c), local);
     }
-    keyblend::reset_to_bind(s, local);
+    if (keyblend::status st = keyblend::reset_to_bind(s, local); !st) return st;
     for (const auto& [name, weight] : o.blend) {
         const keyblend::clip& c = find_clip(m, name);
         if (keyblend::status st = keyblend::blend_matrix_additive(c, s, tick(c), weight, local); !st) return st;
     }
     return {};
+}
+
+void model_matrices(const keyblend::skeleton& s, const std::vector<glm::mat4>& local, std::vector<glm::mat4>& model) {
+    model.resize(s.size());
+    keyblend::local_to_model_job hierarchy;
+    hierarchy.skeleton = &s;
+    hierarchy.input_matrices = local;
+    hierarchy.output = model;
+    static_cast<void>(hierarchy.run()); // (local_matrices sized `local` for the skeleton)
 }
 
 } // namespace tool

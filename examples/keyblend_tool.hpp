@@ -108,6 +108,10 @@ float tick_for(const options& o, const keyblend::clip& c);
 keyblend::status local_matrices(const model& m, const options& o, std::optional<double> seconds,
                                 bool wrap, std::vector<glm::mat4>& local);
 
+/// The model matrices of local matrices from local_matrices (a local_to_model_job); `model` is
+/// sized to the skeleton.
+void model_matrices(const keyblend::skeleton& s, const std::vector<glm::mat4>& local, std::vector<glm::mat4>& model);
+
 /// `keyblend render`: see tool_render.cpp.
 int render(const options& o, const model& m, double load_ms);
 

@@ -38,11 +38,12 @@ keyblend::status pose_mesh(const Mesh& mesh, const std::vector<glm::mat4>& joint
         return {};
     }
     const auto& skin = mesh.skin;
-    using bone_type = typename std::decay_t<decltype(skin.bones)>::value_type;
-    if (keyblend::status st = keyblend::build_palette(joint_model, keyblend::member_span(skin.bones, &bone_type::joint),
-                                                      keyblend::member_span(skin.bones, &bone_type::offset), out.palette);
-        !st)
-        return st;
+    out.palette.resize(skin.bones.size());
+    keyblend::palette_job palette;
+    palette.model = joint_model;
+    palette.bones = skin.bones;
+    palette.output = out.palette;
+    if (keyblend::status st = palette.run(); !st) return st;
     keyblend::skinning_job<std::uint16_t> job;
     job.influences = skin.influences_per_vertex;
     job.joints = keyblend::make_span(skin.bone_indices, skin.influences_per_vertex);
@@ -53,8 +54,7 @@ keyblend::status pose_mesh(const Mesh& mesh, const std::vector<glm::mat4>& joint
         job.in_normals = keyblend::make_span(mesh.normals);
         job.out_normals = keyblend::make_span(out.normals);
     }
-    job.palette = out.palette.data();
-    job.palette_size = out.palette.size();
+    job.palette = out.palette;
     job.weight_tolerance = 1e-2f; // exporters round weights
     if (check) {
         const keyblend::status valid = job.validate();

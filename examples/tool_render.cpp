@@ -214,7 +214,7 @@ int render(const options& given, const model& m, double load_ms) {
             std::fprintf(stderr, "keyblend: %s\n", st.error().message.c_str());
             return false;
         }
-        keyblend::local_to_model(s, pose.local, pose.model);
+        model_matrices(s, pose.local, pose.model);
         if (const std::optional<std::string> bad = non_finite_joint(s, pose.local, pose.model)) {
             std::fprintf(stderr, "keyblend: %s: the pose is not finite: %s\n", o.file.c_str(), bad->c_str());
             return false;

@@ -8,6 +8,7 @@
 #include <keyblend/skin.hpp>
 
 #include "helpers.hpp"
+#include "job_helpers.hpp"
 
 #include <assimp/Importer.hpp>
 #include <assimp/scene.h>
@@ -23,6 +24,9 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::sample_clip;
+using kbtest::local_to_model;
+using kbtest::sample_local_matrices;
 namespace ka = keyblend::assimp;
 
 namespace {
@@ -178,10 +182,12 @@ std::vector<glm::mat4> model_at(const clip& c, const skeleton& s, float tick) {
 /// Skinned positions of a mesh (any of the two loaders' mesh types) under model matrices.
 template <class Mesh>
 std::vector<glm::vec3> skinned(const Mesh& m, const std::vector<glm::mat4>& model) {
-    using bone_type = typename std::decay_t<decltype(m.skin.bones)>::value_type;
-    std::vector<glm::mat4> palette;
-    REQUIRE(build_palette(model, member_span(m.skin.bones, &bone_type::joint),
-                          member_span(m.skin.bones, &bone_type::offset), palette));
+    std::vector<glm::mat4> palette(m.skin.bones.size());
+    palette_job pj;
+    pj.model = model;
+    pj.bones = m.skin.bones;
+    pj.output = palette;
+    REQUIRE(pj.run());
     std::vector<glm::vec3> out(m.positions.size());
     skinning_job<std::uint16_t> job;
     job.influences = m.skin.influences_per_vertex;
@@ -189,8 +195,7 @@ std::vector<glm::vec3> skinned(const Mesh& m, const std::vector<glm::mat4>& mode
     job.weights = make_span(m.skin.weights, m.skin.influences_per_vertex);
     job.in_positions = make_span(m.positions);
     job.out_positions = make_span(out);
-    job.palette = palette.data();
-    job.palette_size = palette.size();
+    job.palette = palette;
     job.weight_tolerance = 1.0f; // all-zero vertices (no influence) are allowed here
     REQUIRE(job.run());
     return out;
@@ -1013,8 +1018,8 @@ TEST_CASE("01_01.bvh: every joint's rotation and model matrix against the file's
     CHECK(c.ticks_per_second == doctest::Approx(1.0 / b.frame_time).epsilon(1e-6));
     std::vector<std::size_t> joint_of(b.joints.size());
     for (std::size_t j = 0; j < b.joints.size(); ++j) {
-        joint_of[j] = s.index_of(b.joints[j].name);
-        REQUIRE(joint_of[j] < s.size());
+        REQUIRE(s.find(b.joints[j].name));
+        joint_of[j] = s.find(b.joints[j].name).value();
     }
     const double size = skeleton_size(s);
     // Whole frames, and half-way between two frames (each joint's rotation slerped here).
@@ -1075,8 +1080,8 @@ TEST_CASE("animation_with_skeleton.fbx: poses against assimp's own keys, interpo
         for (unsigned k = 0; k < anim.mNumChannels; ++k) {
             const aiNodeAnim& ch = *anim.mChannels[k];
             CAPTURE(ch.mNodeName.C_Str());
-            const std::size_t j = s.index_of(ch.mNodeName.C_Str());
-            REQUIRE(j < s.size());
+            REQUIRE(s.find(ch.mNodeName.C_Str()));
+            const std::size_t j = s.find(ch.mNodeName.C_Str()).value();
             const transform got = pose.get(j);
             const glm::dvec3 p = vec_at(ch.mPositionKeys, ch.mNumPositionKeys, tick);
             const glm::dvec3 sc = vec_at(ch.mScalingKeys, ch.mNumScalingKeys, tick);
@@ -1211,7 +1216,7 @@ TEST_CASE("every animated .X file: keyblend's loader and the adapter give the sa
         std::vector<std::size_t> folded_into(xs.size(), xs.size()); // the parent it was folded into
         std::string missing;
         for (std::size_t j = 0; j < xs.size(); ++j) {
-            joint_in_a[j] = as.index_of(xs.name(j));
+            joint_in_a[j] = as.find(xs.name(j)) ? as.find(xs.name(j)).value() : as.size();
             if (joint_in_a[j] < as.size()) continue;
             missing += (missing.empty() ? "" : ",") + xs.name(j);
             REQUIRE(xs.parent(j) >= 0);

@@ -1,6 +1,7 @@
 #include <keyblend/blend.hpp>
 
 #include "helpers.hpp"
+#include "job_helpers.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 
@@ -9,6 +10,10 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::sample_clip;
+using kbtest::local_to_model;
+using kbtest::sample_local_matrices;
+using kbtest::reset_to_bind;
 using kbtest::bit_equal;
 using kbtest::max_abs_diff;
 
@@ -225,8 +230,7 @@ local_pose filled_with_garbage(std::size_t n) {
 blend_job make_job(const local_pose& rest, const blend_layer* layers, std::size_t count, local_pose& out) {
     blend_job job;
     job.rest_pose = &rest;
-    job.layers = layers;
-    job.layer_count = count;
+    job.layers = span<const blend_layer>(layers, count);
     job.output = &out;
     return job;
 }
@@ -251,9 +255,8 @@ TEST_CASE_TEMPLATE("TRS blend: no layers, or all weights 0, is the rest pose bit
     SUBCASE("zero weights, zero masks") {
         static blend_layer layers[2];
         layers[0] = {&a, 0.0f};
-        layers[1] = {&a, 1.0f, &zeros};
-        job.layers = layers;
-        job.layer_count = 2;
+        layers[1] = {&a, 1.0f, zeros};
+        job.layers = span<const blend_layer>(layers, 2);
     }
     SUBCASE("threshold 0") { job.threshold = 0.0f; }
     REQUIRE(run_with<V>(job));
@@ -294,12 +297,11 @@ TEST_CASE_TEMPLATE("TRS blend: weighted layers, masks, threshold and additive la
     for (float threshold : {0.0f, 0.1f, 0.8f}) {
         for (const auto& weights : {std::vector<float>{1.0f, 1.0f, 1.0f}, {0.2f, 0.5f, 0.3f},
                                     {0.05f, 0.0f, 0.02f}, {3.0f, 0.0f, 1.0f}}) {
-            const blend_layer layers[] = {{&a, weights[0]}, {&b, weights[1], &upper}, {&c, weights[2], &fade}};
-            const additive_layer adds[] = {{&add, &add_ref, 0.7f, &fade}, {&add, nullptr, -0.2f}};
+            const blend_layer layers[] = {{&a, weights[0]}, {&b, weights[1], upper}, {&c, weights[2], fade}};
+            const additive_layer adds[] = {{&add, &add_ref, 0.7f, fade}, {&add, nullptr, -0.2f}};
             local_pose out;
             blend_job job = make_job(rest, layers, 3, out);
-            job.additive_layers = adds;
-            job.additive_count = 2;
+            job.additive_layers = span<const additive_layer>(adds, 2);
             job.threshold = threshold;
             REQUIRE(run_with<V>(job));
             const std::vector<reference_layer> ref_layers = {
@@ -320,12 +322,11 @@ TEST_CASE("TRS blend: the SIMD path equals the scalar path") {
                      b = kbtest::random_pose(n, 22), d = kbtest::random_pose(n, 23);
     std::vector<float> mask(n);
     for (std::size_t j = 0; j < n; ++j) mask[j] = float(j % 5) * 0.25f;
-    const blend_layer layers[] = {{&a, 0.3f, &mask}, {&b, 0.6f}};
-    const additive_layer adds[] = {{&d, &rest, 0.5f, &mask}};
+    const blend_layer layers[] = {{&a, 0.3f, mask}, {&b, 0.6f}};
+    const additive_layer adds[] = {{&d, &rest, 0.5f, mask}};
     local_pose scalar, simd;
     blend_job job = make_job(rest, layers, 2, scalar);
-    job.additive_layers = adds;
-    job.additive_count = 1;
+    job.additive_layers = span<const additive_layer>(adds, 1);
     REQUIRE(run_with<impl::lanes::f1>(job));
     job.output = &simd;
     REQUIRE(job.run());
@@ -362,7 +363,7 @@ TEST_CASE("TRS blend: a per-joint mask confines a layer to its joints (an upper-
     for (std::size_t j = 5; j < s.size(); ++j) upper[j] = 1.0f;
     std::vector<float> lower(s.size(), 1.0f);
     for (std::size_t j = 5; j < s.size(); ++j) lower[j] = 0.0f;
-    const blend_layer layers[] = {{&walk, 1.0f, &lower}, {&aim, 1.0f, &upper}};
+    const blend_layer layers[] = {{&walk, 1.0f, lower}, {&aim, 1.0f, upper}};
     local_pose out;
     blend_job job = make_job(rest, layers, 2, out);
     REQUIRE(job.run());
@@ -384,17 +385,15 @@ TEST_CASE("TRS blend: additive layers") {
     job.output = &out;
     SUBCASE("weight 0 changes nothing, bit for bit") {
         const additive_layer add{&pose, &ref, 0.0f};
-        job.additive_layers = &add;
-        job.additive_count = 1;
+        job.additive_layers = span<const additive_layer>(&add, 1);
         REQUIRE(job.run());
         for (std::size_t j = 0; j < n; ++j) CHECK(kbtest::bit_equal_transform(out.get(j), plain.get(j)));
     }
     SUBCASE("on top of its own reference at weight 1 it gives the pose back") {
         const blend_layer on_ref{&ref, 1.0f};
         const additive_layer add{&pose, &ref, 1.0f};
-        job.layers = &on_ref;
-        job.additive_layers = &add;
-        job.additive_count = 1;
+        job.layers = span<const blend_layer>(&on_ref, 1);
+        job.additive_layers = span<const additive_layer>(&add, 1);
         REQUIRE(job.run());
         for (std::size_t j = 0; j < n; ++j) CHECK(kbtest::max_abs_diff(out.get(j), pose.get(j)) < 1e-5f);
     }
@@ -403,10 +402,9 @@ TEST_CASE("TRS blend: additive layers") {
         REQUIRE(make_additive(pose, ref, delta));
         const additive_layer with_ref{&pose, &ref, 0.6f}, with_delta{&delta, nullptr, 0.6f};
         local_pose other;
-        job.additive_layers = &with_ref;
-        job.additive_count = 1;
+        job.additive_layers = span<const additive_layer>(&with_ref, 1);
         REQUIRE(job.run());
-        job.additive_layers = &with_delta;
+        job.additive_layers = span<const additive_layer>(&with_delta, 1);
         job.output = &other;
         REQUIRE(job.run());
         for (std::size_t j = 0; j < n; ++j) CHECK(kbtest::same_computation(out.get(j), other.get(j)));
@@ -423,8 +421,7 @@ TEST_CASE("TRS blend: additive layers") {
         REQUIRE(make_additive(pose, zero_scale, delta));
         for (std::size_t j = 0; j < n; ++j) CHECK(delta.get(j).scale.y == 1.0f);
         const additive_layer adds[] = {{&pose, &ref, 1.0f}, {&pose, &ref, -1.0f}};
-        job.additive_layers = adds;
-        job.additive_count = 2;
+        job.additive_layers = span<const additive_layer>(adds, 2);
         REQUIRE(job.run());
         for (std::size_t j = 0; j < n; ++j) CHECK(kbtest::max_abs_diff(out.get(j), plain.get(j)) < 1e-5f);
     }
@@ -480,20 +477,19 @@ TEST_CASE("TRS blend: validation names the layer and leaves the output untouched
     const std::size_t n = 10;
     const local_pose rest = kbtest::random_pose(n, 60), a = kbtest::random_pose(n, 61), small(3);
     std::vector<float> mask(n, 1.0f), short_mask(4, 1.0f);
-    blend_layer layers[2] = {{&a, 1.0f}, {&a, 0.5f, &mask}};
+    blend_layer layers[2] = {{&a, 1.0f}, {&a, 0.5f, mask}};
     additive_layer adds[1] = {{&a, &rest, 0.5f}};
     local_pose out = filled_with_garbage(n);
     const local_pose garbage = out;
     blend_job job = make_job(rest, layers, 2, out);
-    job.additive_layers = adds;
-    job.additive_count = 1;
+    job.additive_layers = span<const additive_layer>(adds, 1);
     REQUIRE(job.validate());
     errc expect = errc::invalid_argument;
     std::size_t index = error::no_index;
     std::string mentions;
     SUBCASE("null rest pose") { job.rest_pose = nullptr; mentions = "rest_pose"; }
     SUBCASE("null output") { job.output = nullptr; mentions = "output"; }
-    SUBCASE("null layer array with a count") { job.layers = nullptr; mentions = "null"; }
+    SUBCASE("null layer array with a count") { job.layers = span<const blend_layer>(nullptr, 2); mentions = "null"; }
     SUBCASE("null layer pose") { layers[1].pose = nullptr; index = 1; mentions = "blend layer 1"; }
     SUBCASE("negative weight") { layers[0].weight = -0.5f; index = 0; mentions = "negative"; }
     SUBCASE("NaN weight") { layers[1].weight = NAN; expect = errc::non_finite; index = 1; }
@@ -502,7 +498,7 @@ TEST_CASE("TRS blend: validation names the layer and leaves the output untouched
     SUBCASE("negative threshold") { job.threshold = -1.0f; }
     SUBCASE("layer of another size") { layers[0].pose = &small; expect = errc::size_mismatch; index = 0; }
     SUBCASE("reference of another size") { adds[0].reference = &small; expect = errc::size_mismatch; index = 2; mentions = "reference"; }
-    SUBCASE("mask of another size") { layers[1].joint_weights = &short_mask; expect = errc::size_mismatch; index = 1; }
+    SUBCASE("mask of another size") { layers[1].joint_weights = short_mask; expect = errc::size_mismatch; index = 1; }
     SUBCASE("NaN joint weight") { mask[7] = NAN; expect = errc::non_finite; index = 1; mentions = "joint 7"; }
     SUBCASE("negative joint weight") { mask[3] = -1.0f; index = 1; mentions = "joint 3"; }
     const status v = job.validate();
@@ -538,12 +534,11 @@ TEST_CASE("TRS blend and make_additive do not allocate once the output is sized"
     const std::size_t n = 67;
     const local_pose rest = kbtest::random_pose(n, 80), a = kbtest::random_pose(n, 81), b = kbtest::random_pose(n, 82);
     std::vector<float> mask(n, 0.5f);
-    const blend_layer layers[] = {{&a, 0.5f, &mask}, {&b, 0.5f}};
+    const blend_layer layers[] = {{&a, 0.5f, mask}, {&b, 0.5f}};
     const additive_layer adds[] = {{&b, &rest, 0.3f}};
     local_pose out(n), delta(n);
     blend_job job = make_job(rest, layers, 2, out);
-    job.additive_layers = adds;
-    job.additive_count = 1;
+    job.additive_layers = span<const additive_layer>(adds, 1);
     const std::size_t before = kbtest::allocation_count();
     for (int i = 0; i < 50; ++i) {
         REQUIRE(job.run());

@@ -1,6 +1,7 @@
 #include <keyblend/clip.hpp>
 
 #include "helpers.hpp"
+#include "job_helpers.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 #include <glm/gtc/type_ptr.hpp>
@@ -11,6 +12,8 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::sample_clip;
+using kbtest::sample_local_matrices;
 using kbtest::bit_equal;
 using kbtest::max_abs_diff;
 

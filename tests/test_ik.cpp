@@ -1,6 +1,7 @@
 #include <keyblend/ik.hpp>
 
 #include "helpers.hpp"
+#include "job_helpers.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 
@@ -9,6 +10,7 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::local_to_model;
 using kbtest::max_abs_diff;
 
 namespace {
@@ -63,7 +65,7 @@ struct leg_fixture {
     glm::vec3 at(std::size_t j) const { return glm::vec3(model[j][3]); }
     float l1() const { return glm::length(at(knee) - at(thigh)); }
     float l2() const { return glm::length(at(ankle) - at(knee)); }
-    ik_buffers buffers() { return {&s, model.data(), model.size(), &pose}; }
+    ik_buffers buffers() { return {&s, model, &pose}; }
     two_bone_ik_job leg(glm::vec3 target) {
         two_bone_ik_job job;
         static_cast<ik_buffers&>(job) = buffers();
@@ -366,7 +368,7 @@ TEST_CASE("two_bone_ik_job: validate() names every bad input, and run() then cha
     j.mid_joint = thigh;
     fails(j, errc::invalid_argument, "not a chain");
     j = good;
-    j.model_size = 3;
+    j.model = span<const glm::mat4>(f.model.data(), 3);
     fails(j, errc::size_mismatch, "3 model matrices");
     j = good;
     j.skeleton = nullptr;
@@ -381,7 +383,7 @@ TEST_CASE("two_bone_ik_job: validate() names every bad input, and run() then cha
     std::vector<glm::mat4> broken = f.model;
     broken[knee][1][1] = NAN;
     j = good;
-    j.model = broken.data();
+    j.model = broken;
     fails(j, errc::non_finite, "mid joint 3 'knee'");
     local_pose nan_pose = f.pose;
     transform t = nan_pose.get(thigh);

@@ -1,6 +1,7 @@
 #include <keyblend/motion.hpp>
 
 #include "helpers.hpp"
+#include "job_helpers.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 
@@ -9,6 +10,8 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::sample_clip;
+using kbtest::local_to_model;
 using kbtest::max_abs_diff;
 
 namespace {

@@ -1,6 +1,7 @@
 #include <keyblend/player.hpp>
 
 #include "helpers.hpp"
+#include "job_helpers.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 
@@ -9,6 +10,9 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::sample_clip;
+using kbtest::local_to_model;
+using kbtest::sample_local_matrices;
 using kbtest::bit_equal;
 using kbtest::max_abs_diff;
 
@@ -53,8 +57,7 @@ struct fixture {
         sampling_context ctx;
         local_pose pose;
         REQUIRE(sample_clip(sets[set], s, time, ctx, pose));
-        std::vector<glm::mat4> m;
-        to_local_matrices(pose, m);
+        std::vector<glm::mat4> m = kbtest::local_matrices(pose);
         return m;
     }
 };
@@ -112,8 +115,8 @@ TEST_CASE("player: the seed's scenario, Walk on the legs and Shoot on the arms a
     fixture f;
     for (double t : {0.0, 125.0, 399.0, 400.0, 733.5, 1000.0}) {
         f.p.reset();
-        REQUIRE(f.p.blend("Walk", t, true, 1.0f));
-        REQUIRE(f.p.blend("Shoot", t, true, 1.0f));
+        REQUIRE(f.p.blend("Walk", t, wrap_mode::loop_inclusive, 1.0f));
+        REQUIRE(f.p.blend("Shoot", t, wrap_mode::loop_inclusive, 1.0f));
         f.p.update_hierarchy();
         std::vector<glm::mat4> walk, shoot;
         REQUIRE(sample_local_matrices(f.sets[0], f.s, float(wrap_time(t, 1000.0, wrap_mode::loop_inclusive)), walk));
@@ -131,7 +134,7 @@ TEST_CASE("player: Blend's time rule, Time % (Length + 1) when looping, the last
     fixture f;
     const auto blended = [&](double t, bool loop) {
         f.p.reset();
-        REQUIRE(f.p.blend("Shoot", t, loop, 1.0f));
+        REQUIRE(f.p.blend("Shoot", t, loop ? wrap_mode::loop_inclusive : wrap_mode::clamp, 1.0f));
         return f.p.local();
     };
     const auto at = [&](float t) {
@@ -149,9 +152,9 @@ TEST_CASE("player: Blend's time rule, Time % (Length + 1) when looping, the last
     // Bad input changes nothing.
     f.p.reset();
     const std::vector<glm::mat4> before = f.p.local();
-    CHECK(f.p.blend("Shoot", NAN, true, 1.0f).error().code == errc::non_finite);
-    CHECK(f.p.blend("Shoot", 10.0, true, NAN).error().code == errc::non_finite);
-    CHECK(f.p.blend("Jump", 10.0, true, 1.0f).error().code == errc::not_found);
+    CHECK(f.p.blend("Shoot", NAN, wrap_mode::loop_inclusive, 1.0f).error().code == errc::non_finite);
+    CHECK(f.p.blend("Shoot", 10.0, wrap_mode::loop_inclusive, NAN).error().code == errc::non_finite);
+    CHECK(f.p.blend("Jump", 10.0, wrap_mode::loop_inclusive, 1.0f).error().code == errc::not_found);
     CHECK(worst_diff(f.p.local(), before) == 0.0f);
 }
 
@@ -221,13 +224,11 @@ TEST_CASE("player: a crossfade hands over linearly and keeps the bones rigid") {
         const blend_layer layers[] = {{&pa, 0.5f}, {&pb, 0.5f}};
         blend_job job;
         job.rest_pose = &rest;
-        job.layers = layers;
-        job.layer_count = 2;
+        job.layers = span<const blend_layer>(layers, 2);
         job.threshold = 0.0f;
         job.output = &mid;
         REQUIRE(job.run());
-        std::vector<glm::mat4> expect;
-        to_local_matrices(mid, expect);
+        std::vector<glm::mat4> expect = kbtest::local_matrices(mid);
         CHECK(worst_diff(f.p.local(), expect) < 1e-6f);
         for (const glm::mat4& m : f.p.local())
             for (int c = 0; c < 3; ++c) CHECK(std::fabs(glm::length(glm::vec3(m[c])) - 1.0f) < 1e-5f);
@@ -296,8 +297,8 @@ TEST_CASE("player: a frame allocates nothing once every set has played") {
     for (double t = 12.0; t < 3000.0; t += 16.6) {
         REQUIRE(f.p.update_animation(t));
         f.p.reset();
-        REQUIRE(f.p.blend("Walk", t, true, 1.0f));
-        REQUIRE(f.p.blend("shoot", t, true, 0.5f));
+        REQUIRE(f.p.blend("Walk", t, wrap_mode::loop_inclusive, 1.0f));
+        REQUIRE(f.p.blend("shoot", t, wrap_mode::loop_inclusive, 0.5f));
         f.p.update_hierarchy();
     }
     CHECK(kbtest::allocation_count() == before);
@@ -583,7 +584,6 @@ TEST_CASE("player: pose() is the local pose of the last update, the one local() 
     REQUIRE(f.p.fade_to("Shoot", 100.0, 300.0));
     REQUIRE(f.p.update_animation(250.0));
     REQUIRE(f.p.pose().size() == f.s.size());
-    std::vector<glm::mat4> m;
-    to_local_matrices(f.p.pose(), m);
+    std::vector<glm::mat4> m = kbtest::local_matrices(f.p.pose());
     CHECK(worst_diff(m, f.p.local()) == 0.0f);
 }

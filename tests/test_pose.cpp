@@ -1,6 +1,7 @@
 #include <keyblend/pose.hpp>
 
 #include "helpers.hpp"
+#include "job_helpers.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 
@@ -10,6 +11,9 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::local_to_model;
+using kbtest::local_to_model_subtree;
+using kbtest::reset_to_bind;
 using kbtest::bit_equal;
 using kbtest::max_abs_diff;
 using kbtest::padding_is_identity;
@@ -103,17 +107,15 @@ TEST_CASE("reset to the bind pose: TRS and local matrices (the seeds' Reset)") {
     for (std::size_t j = 0; j < s.size(); ++j) CHECK(bit_equal(p.get(j), s.bind_transforms()[j]));
     const local_pose q(s);
     for (std::size_t j = 0; j < s.size(); ++j) CHECK(bit_equal(q.get(j), s.bind_transforms()[j]));
-    std::vector<glm::mat4> m(1, glm::mat4(NAN));
-    reset_to_bind(s, m);
-    REQUIRE(m.size() == 13);
+    std::vector<glm::mat4> m(13, glm::mat4(NAN));
+    REQUIRE(reset_to_bind(s, span<glm::mat4>(m)));
     for (std::size_t j = 0; j < s.size(); ++j) CHECK(bit_equal(m[j], s.bind_local()[j]));
 }
 
 TEST_CASE("local pose <-> local matrices") {
     const local_pose p = random_pose(9, 6);
-    std::vector<glm::mat4> m;
-    to_local_matrices(p, m);
-    REQUIRE(m.size() == 9);
+    std::vector<glm::mat4> m(9);
+    REQUIRE(to_local_matrices(p, m));
     for (std::size_t j = 0; j < 9; ++j) CHECK(bit_equal(m[j], to_matrix(p.get(j))));
     local_pose back;
     to_local_pose(m, back);
@@ -390,25 +392,28 @@ TEST_CASE("local_to_model's two runs: each window splits where no joint of one r
         for (std::size_t joint = 0; joint < s.size(); joint += 1 + s.size() / 5) {
             std::vector<glm::mat4> model = fast;
             for (std::size_t j = joint; j < s.subtree_end(joint); ++j) model[j] = glm::mat4(0.0f);
-            if (s.parent(joint) < 0)
-                local_to_model_subtree(s, joint, pose, root, model);
-            else
-                local_to_model_subtree(s, joint, pose, model);
+            local_to_model_job job;
+            job.skeleton = &s;
+            job.input = &pose;
+            job.root = root;
+            job.from = joint;
+            job.output = model;
+            REQUIRE(job.run());
             for (std::size_t j = 0; j < s.size(); ++j) CHECK(same_product(model[j], fast[j]));
         }
     }
 }
 
-TEST_CASE("local_to_model from local matrices: the seeds' UpdateHierarchy") {
+TEST_CASE("local_to_model_job from local matrices: the classic UpdateHierarchy") {
     const skeleton s = random_skeleton(30, 8);
     const local_pose p = random_pose(30, 9);
-    std::vector<glm::mat4> local, model;
-    to_local_matrices(p, local);
+    std::vector<glm::mat4> local(30), model;
+    REQUIRE(to_local_matrices(p, local));
     const glm::mat4 root = glm::translate(glm::mat4(1), glm::vec3(1, 2, 3));
     local_to_model(s, local, model, root);
     REQUIRE(model.size() == 30);
-    // D3DXFRAME_EX::UpdateHierarchy: matCombined = TransformationMatrix * parent (D3DX order),
-    // which is parent * local in GLM's; children recurse, siblings share the parent.
+    // The classic frame update: combined = TransformationMatrix * parent (D3DX order), which is
+    // parent * local in GLM's; children recurse, siblings share the parent.
     for (std::size_t j = 0; j < s.size(); ++j) {
         const joint_index q = s.parent(j);
         CHECK(bit_equal(model[j], (q < 0 ? root : model[std::size_t(q)]) * local[j]));
@@ -418,103 +423,97 @@ TEST_CASE("local_to_model from local matrices: the seeds' UpdateHierarchy") {
     for (std::size_t j = 0; j < s.size(); ++j) CHECK(relative_error(model[j], from_trs[j]) < 2e-5f);
 }
 
-TEST_CASE("a sub-tree is recomputed alone, from its parent's matrix or a given one") {
+TEST_CASE("local_to_model_job `from`: a sub-tree alone, below its parent's model matrix or the root") {
     const skeleton s = random_skeleton(67, 10);
     const local_pose p = random_pose(67, 11);
-    std::vector<glm::mat4> full;
-    local_to_model(s, p, full);
+    std::vector<glm::mat4> local(67);
+    REQUIRE(to_local_matrices(p, local));
+    const glm::mat4 root = glm::scale(glm::mat4(1), glm::vec3(2));
+    std::vector<glm::mat4> full, full_local;
+    local_to_model(s, p, full, root);
+    local_to_model(s, local, full_local, root);
     for (std::size_t joint : {0u, 1u, 5u, 13u, 40u, 66u}) {
+        CAPTURE(joint);
         const glm::mat4 sentinel(12345.0f);
-        std::vector<glm::mat4> model = full;
-        for (std::size_t j = joint; j < s.subtree_end(joint); ++j) model[j] = sentinel;
-        local_to_model_subtree(s, joint, p, model);
-        for (std::size_t j = 0; j < s.size(); ++j) CHECK(relative_error(model[j], full[j]) < 1e-6f);
-
-        // With an explicit parent matrix, and everything outside the sub-tree left alone.
+        for (bool matrices : {false, true}) {
+            std::vector<glm::mat4> model = matrices ? full_local : full;
+            for (std::size_t j = joint; j < s.subtree_end(joint); ++j) model[j] = sentinel;
+            local_to_model_job job;
+            job.skeleton = &s;
+            if (matrices)
+                job.input_matrices = local;
+            else
+                job.input = &p;
+            job.root = root;
+            job.from = joint;
+            job.output = model;
+            REQUIRE(job.validate());
+            REQUIRE(job.run());
+            for (std::size_t j = 0; j < s.size(); ++j)
+                CHECK(bit_equal(model[j], matrices ? full_local[j] : full[j]));
+        }
+        // Everything outside the sub-tree is left alone: the parent's matrix is what is in the
+        // output (here a made-up one), and the sub-tree follows it.
         std::vector<glm::mat4> only(s.size(), sentinel);
-        const glm::mat4 parent = glm::scale(glm::mat4(1), glm::vec3(2));
-        local_to_model_subtree(s, joint, p, parent, only);
+        const glm::mat4 parent = glm::translate(glm::mat4(1), glm::vec3(0, 3, 0));
+        const joint_index up = s.parent(joint);
+        if (up >= 0) only[std::size_t(up)] = parent;
+        local_to_model_job job;
+        job.skeleton = &s;
+        job.input = &p;
+        job.root = parent; // (used when `joint` is a root)
+        job.from = joint;
+        job.output = only;
+        REQUIRE(job.run());
         for (std::size_t j = 0; j < s.size(); ++j) {
             if (!s.is_in_subtree(j, joint)) {
-                CHECK(bit_equal(only[j], sentinel));
+                if (joint_index(j) != up) CHECK(bit_equal(only[j], sentinel));
                 continue;
             }
-            // model = parent * (the chain from joint down to j)
             const joint_index q = s.parent(j);
             const glm::mat4 above = j == joint ? parent : only[std::size_t(q)];
             CHECK(relative_error(only[j], above * to_matrix(p.get(j))) < 2e-5f);
         }
-        // The same for local matrices.
-        std::vector<glm::mat4> local, mm(s.size(), sentinel);
-        to_local_matrices(p, local);
-        local_to_model_subtree(s, joint, local, parent, mm);
-        for (std::size_t j = 0; j < s.size(); ++j) {
-            if (!s.is_in_subtree(j, joint))
-                CHECK(bit_equal(mm[j], sentinel));
-            else
-                CHECK(relative_error(mm[j], only[j]) < 2e-5f);
-        }
     }
 }
 
-TEST_CASE("local_to_model size mismatches are precondition failures (asserted in tests)") {
-    const skeleton s = random_skeleton(5, 12);
-    std::vector<glm::mat4> model;
-    CHECK_THROWS_AS(local_to_model(s, local_pose(4), model), assertion_failure);
-    CHECK_THROWS_AS(local_to_model(s, std::vector<glm::mat4>(6), model), assertion_failure);
-    CHECK_THROWS_AS(local_to_model_subtree(s, 5, local_pose(5), model), assertion_failure);
-}
-
-TEST_CASE("local_to_model and to_local_matrices write into caller memory: a plain array") {
+TEST_CASE("local_to_model_job and to_local_matrices write into caller memory: a plain array") {
     const std::size_t n = 23;
     const skeleton s = random_skeleton(n, 13);
     const local_pose p = random_pose(n, 14);
     const glm::mat4 root = glm::translate(glm::mat4(1), glm::vec3(-1, 0.5f, 2));
-    std::vector<glm::mat4> expect, expect_local, expect_from_local;
+    std::vector<glm::mat4> expect, expect_local(n), expect_from_local;
     local_to_model(s, p, expect, root);
-    to_local_matrices(p, expect_local);
+    REQUIRE(to_local_matrices(p, expect_local));
     local_to_model(s, expect_local, expect_from_local, root);
     const glm::mat4 sentinel(12345.0f);
 
     glm::mat4 model[n + 2];
     for (glm::mat4& m : model) m = sentinel;
-    REQUIRE(local_to_model(s, p, model, n + 2, root));
+    local_to_model_job job;
+    job.skeleton = &s;
+    job.input = &p;
+    job.root = root;
+    job.output = model;
+    REQUIRE(job.run());
     for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(model[j], expect[j]));
     CHECK(bit_equal(model[n], sentinel)); // past the skeleton: untouched
     CHECK(bit_equal(model[n + 1], sentinel));
 
     glm::mat4 local[n];
-    REQUIRE(to_local_matrices(p, local, n));
+    REQUIRE(to_local_matrices(p, local));
     for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(local[j], expect_local[j]));
     glm::mat4 from_local[n];
-    REQUIRE(local_to_model(s, local, n, from_local, n, root));
+    local_to_model_job from_matrices;
+    from_matrices.skeleton = &s;
+    from_matrices.input_matrices = local;
+    from_matrices.root = root;
+    from_matrices.output = from_local;
+    REQUIRE(from_matrices.run());
     for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(from_local[j], expect_from_local[j]));
-
-    SUBCASE("sub-trees") {
-        for (std::size_t joint : {0u, 3u, 11u, 22u}) {
-            const glm::mat4 parent = glm::scale(glm::mat4(1), glm::vec3(0.5f));
-            std::vector<glm::mat4> vec(n, sentinel), mats(n, sentinel);
-            local_to_model_subtree(s, joint, p, parent, vec);
-            glm::mat4 arr[n];
-            for (glm::mat4& m : arr) m = sentinel;
-            REQUIRE(local_to_model_subtree(s, joint, p, parent, arr, n));
-            for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(arr[j], vec[j]));
-            local_to_model_subtree(s, joint, expect_local, parent, mats);
-            for (glm::mat4& m : arr) m = sentinel;
-            REQUIRE(local_to_model_subtree(s, joint, local, n, parent, arr, n));
-            for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(arr[j], mats[j]));
-            // The parent's matrix taken from the array, as the vector version takes it.
-            std::copy(model, model + n, arr);
-            std::vector<glm::mat4> full(model, model + n);
-            for (std::size_t j = joint; j < s.subtree_end(joint); ++j) arr[j] = full[j] = sentinel;
-            REQUIRE(local_to_model_subtree(s, joint, p, arr, n));
-            local_to_model_subtree(s, joint, p, full);
-            for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(arr[j], full[j]));
-        }
-    }
 }
 
-TEST_CASE("local_to_model into caller memory: bad sizes and null buffers are errors, nothing written") {
+TEST_CASE("local_to_model_job: every invalid configuration is an error, and nothing is written") {
     const skeleton s = random_skeleton(6, 15);
     const local_pose p = random_pose(6, 16);
     const glm::mat4 sentinel(12345.0f);
@@ -526,24 +525,60 @@ TEST_CASE("local_to_model into caller memory: bad sizes and null buffers are err
             if (!bit_equal(m, sentinel)) return false;
         return true;
     };
-    const auto expect = [&](const status& st, errc code, const char* mentions) {
-        REQUIRE_FALSE(st);
-        CHECK(st.error().code == code);
-        CHECK(st.error().message.find(mentions) != std::string::npos);
-        CHECK(untouched());
+    const auto expect = [&](const local_to_model_job& job, errc code, const char* mentions) {
+        for (const status& st : {job.validate(), job.run()}) {
+            REQUIRE_FALSE(st);
+            CHECK(st.error().code == code);
+            CHECK(st.error().message.find(mentions) != std::string::npos);
+            CHECK(untouched());
+        }
     };
-    expect(local_to_model(s, p, model, 5), errc::size_mismatch, "room for 5");
-    expect(local_to_model(s, local_pose(5), model, 6), errc::size_mismatch, "local pose has 5");
-    expect(local_to_model(s, p, nullptr, 6), errc::invalid_argument, "null");
-    expect(local_to_model(s, local, 5, model, 6), errc::size_mismatch, "local pose has 5");
-    expect(local_to_model(s, nullptr, 6, model, 6), errc::invalid_argument, "local matrices are null");
-    expect(local_to_model_subtree(s, 6, p, glm::mat4(1), model, 6), errc::out_of_range, "joint 6");
-    expect(local_to_model_subtree(s, 6, p, model, 6), errc::out_of_range, "joint 6");
-    expect(local_to_model_subtree(s, 0, p, model, 3), errc::size_mismatch, "room for 3");
-    expect(local_to_model_subtree(s, 1, local, 6, glm::mat4(1), model, 2), errc::size_mismatch, "room for 2");
-    expect(to_local_matrices(p, model, 5), errc::size_mismatch, "room for 5");
-    expect(to_local_matrices(p, nullptr, 6), errc::invalid_argument, "null");
+    const auto job_of = [&](const local_pose* in, span<const glm::mat4> matrices, span<glm::mat4> out) {
+        local_to_model_job job;
+        job.skeleton = &s;
+        job.input = in;
+        job.input_matrices = matrices;
+        job.output = out;
+        return job;
+    };
+    const local_pose five(5);
+    expect(job_of(&p, {}, span<glm::mat4>(model, 5)), errc::size_mismatch, "room for 5");
+    expect(job_of(&five, {}, model), errc::size_mismatch, "local pose has 5");
+    expect(job_of(&p, {}, span<glm::mat4>(nullptr, 6)), errc::invalid_argument, "null");
+    expect(job_of(nullptr, span<const glm::mat4>(local, 5), model), errc::size_mismatch, "local pose has 5");
+    expect(job_of(nullptr, span<const glm::mat4>(nullptr, 6), model), errc::invalid_argument, "local matrices are null");
+    expect(job_of(nullptr, {}, model), errc::invalid_argument, "neither input");
+    expect(job_of(&p, local, model), errc::invalid_argument, "both input");
+    local_to_model_job no_skeleton = job_of(&p, {}, model);
+    no_skeleton.skeleton = nullptr;
+    expect(no_skeleton, errc::invalid_argument, "no skeleton");
+    local_to_model_job bad_from = job_of(&p, {}, model);
+    bad_from.from = 6;
+    expect(bad_from, errc::out_of_range, "from joint 6");
+    // validate() also looks at the values: a NaN in the input, naming the joint.
+    local_pose nan = p;
+    transform t = nan.get(4);
+    t.translation.y = NAN;
+    nan.set(4, t);
+    const status st = job_of(&nan, {}, model).validate();
+    REQUIRE_FALSE(st);
+    CHECK(st.error().code == errc::non_finite);
+    CHECK(st.error().index == 4);
+    CHECK(untouched());
+    local[2][1][1] = INFINITY;
+    const status sm = job_of(nullptr, local, model).validate();
+    REQUIRE_FALSE(sm);
+    CHECK(sm.error().index == 2);
+    // Other size errors of the conversions.
+        CHECK_FALSE(to_local_matrices(p, span<glm::mat4>(model, 5)));
+    CHECK_FALSE(reset_to_bind(s, span<glm::mat4>(model, 5)));
+    CHECK(untouched());
     // An empty skeleton needs no memory.
     const skeleton empty = skeleton::from_parents({}).value();
-    CHECK(local_to_model(empty, local_pose(), nullptr, 0));
+    const local_pose none;
+    local_to_model_job e;
+    e.skeleton = &empty;
+    e.input = &none;
+    CHECK(e.run());
+    CHECK(e.validate());
 }

@@ -9,6 +9,7 @@
 #include <keyblend/skin_threads.hpp>
 
 #include "helpers.hpp"
+#include "job_helpers.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 #include <glm/gtc/type_ptr.hpp>
@@ -107,8 +108,7 @@ skinning_job<> mesh_job(const skin_mesh& m) {
     job.weights = make_span(m.weights, m.k);
     job.in_positions = make_span(m.positions);
     job.in_normals = make_span(m.normals);
-    job.palette = m.palette.data();
-    job.palette_size = m.palette.size();
+    job.palette = {m.palette.data(), m.palette.size()};
     return job;
 }
 
@@ -338,8 +338,7 @@ struct fixture {
             job.in_tangents = in_tan.cspan();
             job.out_tangents = out_tan.span();
         }
-        job.palette = mesh.palette.data();
-        job.palette_size = mesh.palette.size();
+        job.palette = {mesh.palette.data(), mesh.palette.size()};
         job.normals = o.nt;
         job.range = o.range;
     }
@@ -482,100 +481,74 @@ TEST_CASE("make_span: vec3/vec4 arrays, k values per vertex, struct members") {
     CHECK(&member_span(bones, &bone::offset)(1) == &bones[1].offset);
 }
 
-TEST_CASE("build_palette: model[joint_of_bone[b]] * offset[b], from a loader's bone array") {
+namespace {
+status run_palette(span<const glm::mat4> model, span<const skin_bone> bones, span<glm::mat4> out) {
+    palette_job job;
+    job.model = model;
+    job.bones = bones;
+    job.output = out;
+    const status v = job.validate(), r = job.run();
+    CHECK(bool(v) == bool(r));
+    if (!v && !r) CHECK(v.error().message == r.error().message);
+    return r;
+}
+} // namespace
+
+TEST_CASE("palette_job: model[bones[b].joint] * bones[b].offset, from a loader's bone array") {
     kbtest::rng rng(3);
     std::vector<glm::mat4> model;
     for (int i = 0; i < 6; ++i) model.push_back(rig_matrix(rng, true));
-    struct bone {
-        std::string name;
-        std::int32_t joint;
-        glm::mat4 offset;
-    };
-    std::vector<bone> bones;
-    for (int b = 0; b < 4; ++b) bones.push_back({"b" + std::to_string(b), 5 - b, rig_matrix(rng, false)});
-    std::vector<glm::mat4> palette;
-    REQUIRE(build_palette(model, member_span(bones, &bone::joint), member_span(bones, &bone::offset), palette));
-    REQUIRE(palette.size() == 4);
-    for (std::size_t b = 0; b < 4; ++b)
-        CHECK(palette_matches(palette[b], model[std::size_t(bones[b].joint)], bones[b].offset));
+    std::vector<skin_bone> bones;
+    for (std::size_t b = 0; b < 4; ++b) bones.push_back({"b" + std::to_string(b), 5 - b, rig_matrix(rng, false)});
+    std::vector<glm::mat4> palette(4);
+    REQUIRE(run_palette(model, bones, palette));
+    for (std::size_t b = 0; b < 4; ++b) CHECK(palette_matches(palette[b], model[bones[b].joint], bones[b].offset));
 
-    // The seeds' SkinWeights offset matrix (Bip01_R_UpperArm), 16 floats in file order: with the
-    // joint at its bind pose (model = inverse(offset)) the bone moves nothing.
-    const float seed_offset[16] = {-0.941743f, -0.646748f, 0.574719f, 0.0f, -0.283133f, -0.461979f,
+    // A real SkinWeights offset matrix (Bip01_R_UpperArm of a classic sample), 16 floats in file
+    // order: with the joint at its bind pose (model = inverse(offset)) the bone moves nothing.
+    const float file_offset[16] = {-0.941743f, -0.646748f, 0.574719f, 0.0f, -0.283133f, -0.461979f,
                                    -0.983825f, 0.0f,       0.923060f, -1.114919f, 0.257891f, 0.0f,
                                    -65.499557f, 30.497688f, 12.852692f, 1.0f};
     glm::mat4 offset;
-    std::memcpy(&offset[0][0], seed_offset, sizeof seed_offset);
+    std::memcpy(&offset[0][0], file_offset, sizeof file_offset);
     const std::vector<glm::mat4> bind{glm::inverse(offset)};
-    const std::vector<std::uint16_t> joint{0};
-    const std::vector<glm::mat4> offsets{offset};
-    REQUIRE(build_palette(bind, make_span(joint, 1), make_span(offsets, 1), palette));
+    const std::vector<skin_bone> one{{"arm", 0, offset}};
+    REQUIRE(run_palette(bind, one, palette));
     CHECK(kbtest::max_abs_diff(palette[0], glm::mat4(1.0f)) < 1e-4f);
-
-    SUBCASE("errors name the bone and leave the palette alone") {
-        palette.assign(2, glm::mat4(2.0f));
-        bones[2].joint = 6;
-        auto st = build_palette(model, member_span(bones, &bone::joint), member_span(bones, &bone::offset), palette);
-        REQUIRE_FALSE(st);
-        CHECK(st.error().code == errc::out_of_range);
-        CHECK(st.error().index == 2);
-        CHECK(st.error().message.find("bone 2") != std::string::npos);
-        bones[2].joint = -1;
-        st = build_palette(model, member_span(bones, &bone::joint), member_span(bones, &bone::offset), palette);
-        CHECK(st.error().code == errc::out_of_range);
-        bones[2].joint = 0;
-        auto short_offsets = member_span(bones, &bone::offset);
-        short_offsets.size = 3;
-        st = build_palette(model, member_span(bones, &bone::joint), short_offsets, palette);
-        CHECK(st.error().code == errc::size_mismatch);
-        CHECK(palette.size() == 2);
-    }
 }
 
-TEST_CASE("build_palette: into caller memory (a plain array), from spans over non-const vectors") {
+TEST_CASE("palette_job: into caller memory (a plain array); every invalid configuration an error, nothing written") {
     kbtest::rng rng(5);
     std::vector<glm::mat4> model;
     for (int i = 0; i < 5; ++i) model.push_back(rig_matrix(rng, true));
-    std::vector<std::uint16_t> joint{4, 0, 2};            // not const: make_span gives span<uint16_t>
-    std::vector<glm::mat4> offsets;
-    for (int b = 0; b < 3; ++b) offsets.push_back(rig_matrix(rng, false));
-    glm::mat4 gpu_buffer[4];                              // e.g. a mapped constant buffer, one spare
+    std::vector<skin_bone> bones;
+    for (std::size_t b : {4u, 0u, 2u}) bones.push_back({"", b, rig_matrix(rng, false)});
+    glm::mat4 gpu_buffer[4]; // e.g. a mapped constant buffer, one spare
     const glm::mat4 untouched(7.0f);
     for (glm::mat4& m : gpu_buffer) m = untouched;
-    REQUIRE(build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), gpu_buffer, 4));
-    for (std::size_t b = 0; b < 3; ++b) CHECK(palette_matches(gpu_buffer[b], model[joint[b]], offsets[b]));
+    REQUIRE(run_palette(model, bones, gpu_buffer));
+    for (std::size_t b = 0; b < 3; ++b) CHECK(palette_matches(gpu_buffer[b], model[bones[b].joint], bones[b].offset));
     CHECK(kbtest::bit_equal(gpu_buffer[3], untouched));
 
-    // member_span over a non-const vector of a loader's bones, and the vector overload.
-    struct bone {
-        std::size_t joint;
-        glm::mat4 offset;
-    };
-    std::vector<bone> bones{{1, offsets[0]}, {3, offsets[1]}};
-    std::vector<glm::mat4> palette;
-    REQUIRE(build_palette(model, member_span(bones, &bone::joint), member_span(bones, &bone::offset), palette));
-    REQUIRE(palette.size() == 2);
-    CHECK(palette_matches(palette[1], model[3], offsets[1]));
-
-    SUBCASE("too little room, null pointers, bad joints: an error and nothing written") {
-        for (glm::mat4& m : gpu_buffer) m = untouched;
-        auto st = build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), gpu_buffer, 2);
-        REQUIRE_FALSE(st);
-        CHECK(st.error().code == errc::size_mismatch);
-        st = build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), nullptr, 3);
-        CHECK(st.error().code == errc::invalid_argument);
-        st = build_palette(static_cast<const glm::mat4*>(nullptr), 5, make_span(joint, 1), make_span(offsets, 1),
-                           gpu_buffer, 4);
-        CHECK(st.error().code == errc::invalid_argument);
-        joint[1] = 5;
-        st = build_palette(model.data(), model.size(), make_span(joint, 1), make_span(offsets, 1), gpu_buffer, 4);
-        CHECK(st.error().code == errc::out_of_range);
-        CHECK(st.error().index == 1);
-        for (const glm::mat4& m : gpu_buffer) CHECK(kbtest::bit_equal(m, untouched));
-        // No bones: nothing to do, whatever the output.
-        CHECK(build_palette(model.data(), model.size(), strided_span<const int>{}, strided_span<const glm::mat4>{},
-                            static_cast<glm::mat4*>(nullptr), 0));
-    }
+    for (glm::mat4& m : gpu_buffer) m = untouched;
+    status st = run_palette(model, bones, span<glm::mat4>(gpu_buffer, 2));
+    REQUIRE_FALSE(st);
+    CHECK(st.error().code == errc::size_mismatch);
+    st = run_palette(model, bones, span<glm::mat4>(nullptr, 3));
+    CHECK(st.error().code == errc::invalid_argument);
+    st = run_palette(span<const glm::mat4>(nullptr, 5), bones, gpu_buffer);
+    CHECK(st.error().code == errc::invalid_argument);
+    st = run_palette(model, span<const skin_bone>(nullptr, 2), gpu_buffer);
+    CHECK(st.error().code == errc::invalid_argument);
+    bones[1].joint = 5;
+    bones[1].name = "forearm";
+    st = run_palette(model, bones, gpu_buffer);
+    CHECK(st.error().code == errc::out_of_range);
+    CHECK(st.error().index == 1);
+    CHECK(st.error().message.find("bone 1 'forearm'") != std::string::npos);
+    for (const glm::mat4& m : gpu_buffer) CHECK(kbtest::bit_equal(m, untouched));
+    // No bones: nothing to do, whatever the output.
+    CHECK(run_palette(model, {}, {}));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -900,28 +873,21 @@ TEST_CASE("planar influences and a mesh the size of tiny.x's body") {
 
 TEST_CASE("the .X loader's layout goes in as it is: bone_indices and weights, k per vertex") {
     // What io/xfile.hpp produces per skinned mesh, used without any conversion.
-    struct loaded_bone {
-        std::string name;
-        std::size_t joint;
-        glm::mat4 offset;
-    };
     const skin_mesh m = random_mesh(500, 3, 12, 77, false, true);
-    std::vector<loaded_bone> bones;
+    std::vector<skin_bone> bones;
     kbtest::rng rng(8);
     std::vector<glm::mat4> model;
     for (std::size_t b = 0; b < 12; ++b) {
         model.push_back(rig_matrix(rng, false));
         bones.push_back({"bone" + std::to_string(b), 11 - b, rig_matrix(rng, false)});
     }
-    std::vector<glm::mat4> palette;
-    REQUIRE(build_palette(model, member_span(bones, &loaded_bone::joint),
-                          member_span(bones, &loaded_bone::offset), palette));
+    std::vector<glm::mat4> palette(bones.size());
+    REQUIRE(run_palette(model, bones, palette));
     std::vector<glm::vec3> out_p(m.size()), out_n(m.size());
     skinning_job<> job = mesh_job(m);
     job.out_positions = make_span(out_p);
     job.out_normals = make_span(out_n);
-    job.palette = palette.data();
-    job.palette_size = palette.size();
+    job.palette = {palette.data(), palette.size()};
     REQUIRE(job.validate());
     REQUIRE(job.run());
     skin_mesh with_palette = m;
@@ -963,8 +929,7 @@ TEST_CASE("an interleaved vertex buffer skinned in place equals the same skinned
     job.in_positions = field(buffer[0].position, n);
     job.in_normals = field(buffer[0].normal, n);
     job.in_tangents = field(buffer[0].tangent, n);
-    job.palette = m.palette.data();
-    job.palette_size = m.palette.size();
+    job.palette = {m.palette.data(), m.palette.size()};
     job.normals = normal_transform::inverse_transpose;
 
     std::vector<glm::vec3> p(n), nn(n);
@@ -1004,8 +969,7 @@ TEST_CASE("normals: the palette tilts them under non-uniform scale, the inverse-
     job.in_normals = make_span(nrm);
     job.out_positions = make_span(op);
     job.out_normals = make_span(on);
-    job.palette = palette.data();
-    job.palette_size = 1;
+    job.palette = {palette.data(), 1};
     const glm::vec3 skinned_tangent = glm::mat3(palette[0]) * tangent;
     REQUIRE(job.run());
     CHECK(std::fabs(glm::dot(glm::normalize(on[0]), glm::normalize(skinned_tangent))) > 0.5f);
@@ -1163,9 +1127,9 @@ TEST_CASE("validate: a valid job passes: each broken part is named") {
         expect_rejected(f, errc::invalid_argument, "range [9, 8)");
     }
     SUBCASE("empty or non-finite palette") {
-        f.job.palette_size = 0;
+        f.job.palette = {f.mesh.palette.data(), 0};
         expect_rejected(f, errc::invalid_argument, "palette is empty");
-        f.job.palette_size = f.mesh.palette.size();
+        f.job.palette = f.mesh.palette;
         f.mesh.palette[3][1][2] = std::numeric_limits<float>::infinity();
         expect_rejected(f, errc::non_finite, "palette matrix 3", false);
     }
@@ -1574,8 +1538,7 @@ TEST_CASE("an empty mesh is a valid job that does nothing") {
     skinning_job<> job;
     job.influences = 2;
     const std::vector<glm::mat4> palette(1, glm::mat4(1.0f));
-    job.palette = palette.data();
-    job.palette_size = 1;
+    job.palette = {palette.data(), 1};
     CHECK(job.validate());
     CHECK(job.run());
 }
@@ -1686,8 +1649,7 @@ TEST_CASE("compact_influences: zero slots moved out, counts written, same skinni
     job.weights = make_span(m.weights, m.k);
     job.in_positions = make_span(m.positions);
     job.out_positions = make_span(a);
-    job.palette = m.palette.data();
-    job.palette_size = m.palette.size();
+    job.palette = {m.palette.data(), m.palette.size()};
     REQUIRE(job.run());
     job.joints = make_span(joints, m.k);
     job.weights = make_span(weights, m.k);
@@ -1785,15 +1747,13 @@ both_skinned skin_both(std::size_t k, const std::vector<std::uint16_t>& joints, 
     lbs.in_normals = make_span(normals);
     lbs.out_positions = make_span(out.lbs_positions);
     lbs.out_normals = make_span(out.lbs_normals);
-    lbs.palette = palette.data();
-    lbs.palette_size = palette.size();
+    lbs.palette = {palette.data(), palette.size()};
     lbs.normals = nt;
     dual_quaternion_skinning_job<> dqs;
     static_cast<skinning_streams<std::uint16_t>&>(dqs) = lbs;
     dqs.out_positions = make_span(out.dqs_positions);
     dqs.out_normals = make_span(out.dqs_normals);
-    dqs.palette = dq.data();
-    dqs.palette_size = dq.size();
+    dqs.palette = {dq.data(), dq.size()};
     dqs.normals = nt;
     REQUIRE(lbs.validate());
     REQUIRE(dqs.validate());
@@ -1878,18 +1838,17 @@ TEST_CASE("dual quaternions: validation, threads, ranges") {
     job.weights = make_span(c.weights, 2);
     job.in_positions = make_span(c.positions);
     job.out_positions = make_span(a);
-    job.palette = dq.data();
-    job.palette_size = dq.size();
+    job.palette = {dq.data(), dq.size()};
     REQUIRE(job.run());
     job.out_positions = make_span(b);
     REQUIRE(skin_parallel(job, 3));
     CHECK(a == b);
-    job.palette_size = 1;
+    job.palette = {dq.data(), 1};
     const status st = job.validate();
     REQUIRE_FALSE(st);
     CHECK(st.error().code == errc::out_of_range);
     CHECK(job.run()); // clamps
     dq[1].scale[0][0] = std::numeric_limits<float>::quiet_NaN();
-    job.palette_size = 2;
+    job.palette = {dq.data(), 2};
     CHECK(job.validate().error().code == errc::non_finite);
 }

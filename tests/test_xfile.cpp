@@ -1,6 +1,7 @@
 #include <keyblend/io/xfile.hpp>
 
 #include "helpers.hpp"
+#include "job_helpers.hpp"
 
 #include <zlib.h>
 
@@ -22,6 +23,7 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::sample_local_matrices;
 using io::parse_mode;
 using kbtest::max_abs_diff;
 

@@ -21,24 +21,32 @@ keyblend::status probe(const std::string& path, float ticks, std::vector<glm::ve
     keyblend::blend_layer layers[3];
     for (int i = 0; i < 3; ++i) {
         const keyblend::clip& c = file->animation_sets[std::size_t(i) % file->animation_sets.size()].clip;
-        if (auto st = keyblend::sample_clip(c, skeleton, keyblend::clip_time(c, ticks), contexts[i], poses[i]); !st)
-            return st;
+        keyblend::sampling_job sampling;
+        sampling.clip = &c;
+        sampling.skeleton = &skeleton;
+        sampling.time = keyblend::clip_time(c, ticks);
+        sampling.context = &contexts[i];
+        sampling.output = &poses[i];
+        if (auto st = sampling.run(); !st) return st;
         layers[i] = {&poses[i], 1.0f / 3.0f};
     }
     keyblend::blend_job blend;
     blend.rest_pose = &bind;
     blend.layers = layers;
-    blend.layer_count = 3;
     blend.output = &pose;
     if (auto st = blend.run(); !st) return st;
-    std::vector<glm::mat4> model, palette;
-    keyblend::local_to_model(skeleton, pose, model);
     const keyblend::io::xfile_mesh& mesh = file->meshes[0];
-    if (auto st = keyblend::build_palette(model, keyblend::member_span(mesh.skin.bones, &keyblend::io::skin_bone::joint),
-                                          keyblend::member_span(mesh.skin.bones, &keyblend::io::skin_bone::offset),
-                                          palette);
-        !st)
-        return st;
+    std::vector<glm::mat4> model(skeleton.size()), palette(mesh.skin.bones.size());
+    keyblend::local_to_model_job hierarchy;
+    hierarchy.skeleton = &skeleton;
+    hierarchy.input = &pose;
+    hierarchy.output = model;
+    if (auto st = hierarchy.run(); !st) return st;
+    keyblend::palette_job matrices;
+    matrices.model = model;
+    matrices.bones = mesh.skin.bones;
+    matrices.output = palette;
+    if (auto st = matrices.run(); !st) return st;
     const std::size_t k = mesh.skin.influences_per_vertex;
     out_positions.resize(mesh.positions.size());
     out_normals.resize(mesh.positions.size());
@@ -50,8 +58,7 @@ keyblend::status probe(const std::string& path, float ticks, std::vector<glm::ve
     job.out_positions = keyblend::make_span(out_positions);
     job.in_normals = keyblend::make_span(mesh.normals);
     job.out_normals = keyblend::make_span(out_normals);
-    job.palette = palette.data();
-    job.palette_size = palette.size();
+    job.palette = palette;
 #if defined(KEYBLEND_PROBE_RUN)
     if (k != 4) return {};
     return job.KEYBLEND_PROBE_RUN();

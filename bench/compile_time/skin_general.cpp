@@ -18,8 +18,7 @@ keyblend::status probe(const std::vector<glm::vec3>& positions, const std::vecto
     job.out_positions = keyblend::make_span(out_positions);
     job.in_normals = keyblend::make_span(normals);
     job.out_normals = keyblend::make_span(out_normals);
-    job.palette = palette.data();
-    job.palette_size = palette.size();
+    job.palette = palette;
 #if defined(KEYBLEND_PROBE_RUN)
     return job.KEYBLEND_PROBE_RUN();
 #else

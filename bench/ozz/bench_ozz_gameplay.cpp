@@ -147,7 +147,7 @@ void check() {
                 ozz_pose.set(kbbench::knee, t);
             }
             for (int side = 0; side < 2; ++side) {
-                keyblend::local_to_model(s, side == 0 ? mine[i].pose : ozz_pose, after, root);
+                kbbench::model_matrices(s, side == 0 ? mine[i].pose : ozz_pose, after, root);
                 double miss;
                 if (leg) {
                     if (!reached_k) continue;

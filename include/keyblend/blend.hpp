@@ -1,14 +1,14 @@
-// keyblend — blending poses: the seeds' additive difference in matrix space, exactly; and (below)
-// blending in translation / rotation / scale space, which keeps bones rigid.
+// keyblend — blending poses: the classic additive difference in matrix space, exactly; and (below)
+// the blend job, in translation / rotation / scale space, which keeps bones rigid.
 //
 // SPDX-License-Identifier: MIT
 //
-// The seeds' way (blending-skeletal-animations.txt, cBlendedAnimationCollection::Blend):
+// The classic way (docs/classic.md: the animation collection's Blend):
 //
-//     reset_to_bind(skeleton, local);                       // pFrame->Reset()
-//     blend_matrix_additive(walk, skeleton, t, 1.0f, local); // Blend("Walk", t, TRUE, 1.0f)
-//     blend_matrix_additive(shoot, skeleton, t, 1.0f, local);// Blend("Shoot", t, TRUE, 1.0f)
-//     local_to_model(skeleton, local, model);               // pFrame->UpdateHierarchy()
+//     reset_to_bind(skeleton, local);                        // Reset()
+//     blend_matrix_additive(walk, skeleton, t, 1.0f, local);  // Blend("Walk", t, TRUE, 1.0f)
+//     blend_matrix_additive(shoot, skeleton, t, 1.0f, local); // Blend("Shoot", t, TRUE, 1.0f)
+//     local_to_model_job{&skeleton, nullptr, local, ...}.run(); // UpdateHierarchy()
 //
 // Each set adds, element by element, `(its sampled matrix - the bind matrix) * weight` to the joints
 // it animates. Sets that animate different joints combine perfectly; sets that animate the same
@@ -27,7 +27,7 @@
 
 namespace keyblend {
 
-/// The seeds' Blend for one set, exactly: for each channel of `c`, with M its local matrix at `time`
+/// The classic Blend for one set, exactly: for each channel of `c`, with M its local matrix at `time`
 /// (sample_channel_matrix: matrix keys element-wise, T*R*S otherwise, missing components from the
 /// bind pose), `local[joint] += (M - bind_local[joint]) * weight`, element-wise. Joints the clip does
 /// not animate are untouched. Call reset_to_bind(s, local) once before the first set of a frame,
@@ -37,13 +37,13 @@ namespace keyblend {
 /// - A single set at weight 1 on a reset pose reproduces that set's local matrices to float
 ///   rounding (`bind + (M - bind)`).
 /// - Any finite weight is used as given: weights need not sum to one across sets, negative ones
-///   subtract, and above one exaggerate (the seed does the same).
+///   subtract, and above one exaggerate (as the classic code does).
 /// - A NaN or infinite weight is an error (errc::non_finite) and changes nothing.
-/// - `local` must have s.size() entries (errc::size_mismatch otherwise, nothing changed); a
+/// - `local` must have at least s.size() entries (errc::size_mismatch otherwise, nothing changed); a
 ///   channel whose joint is out of range is reported (errc::out_of_range) after the others are
 ///   applied. `time` is in ticks, used as given (see clip_time for looping).
 inline status blend_matrix_additive(const clip& c, const skeleton& s, float time, float weight,
-                                    std::vector<glm::mat4>& local);
+                                    span<glm::mat4> local);
 
 // ---------------------------------------------------------------------------------------------
 // Blending in translation / rotation / scale space
@@ -51,18 +51,15 @@ inline status blend_matrix_additive(const clip& c, const skeleton& s, float time
 //
 // A frame in the TRS pipeline:
 //
-//     sample_clip(walk, s, t0, walk_ctx, walk_pose);          // one context per playing clip
-//     sample_clip(aim,  s, t1, aim_ctx,  aim_pose);
-//     sample_clip(breathe, s, t2, breathe_ctx, breathe_pose);
-//     const blend_layer layers[] = {{&walk_pose, 1.0f}, {&aim_pose, 1.0f, &upper_body_mask}};
+//     walk_sampling.run(); aim_sampling.run(); breathe_sampling.run(); // sampling_jobs
+//     const blend_layer layers[] = {{&walk_pose, 1.0f}, {&aim_pose, 1.0f, upper_body_mask}};
 //     const additive_layer adds[] = {{&breathe_pose, &breathe_first_frame, 0.5f}};
 //     blend_job job;
 //     job.rest_pose = &bind_pose;                            // local_pose(s)
-//     job.layers = layers;  job.layer_count = 2;
-//     job.additive_layers = adds;  job.additive_count = 1;
+//     job.layers = layers;
+//     job.additive_layers = adds;
 //     job.output = &pose;
 //     if (auto st = job.run(); !st) report(st.error());
-//     local_to_model(s, pose, model);
 
 /// One weighted layer of a blend: a pose, a weight, and optionally a weight per joint.
 struct blend_layer {
@@ -70,8 +67,8 @@ struct blend_layer {
     /// Finite and >= 0. 0 switches the layer off (it is then not read).
     float weight = 0.0f;
     /// Optional per-joint weights, multiplied with `weight` (an upper-body mask, say): one finite
-    /// value >= 0 per joint (size() == the pose's joint count). nullptr: 1 for every joint.
-    const std::vector<float>* joint_weights = nullptr;
+    /// value >= 0 per joint (size() == the pose's joint count). Empty: 1 for every joint.
+    span<const float> joint_weights{};
 };
 
 /// One additive layer: the difference between a pose and a reference pose, applied on top of the
@@ -86,13 +83,14 @@ struct additive_layer {
     /// Finite; 1 applies the whole difference, 0 none, values above one exaggerate it, and a
     /// negative weight -a applies the inverse of the a-weighted difference (so +a then -a cancel).
     float weight = 0.0f;
-    /// As blend_layer::joint_weights: finite, >= 0, one per joint; nullptr for 1.
-    const std::vector<float>* joint_weights = nullptr;
+    /// As blend_layer::joint_weights: finite, >= 0, one per joint; empty for 1.
+    span<const float> joint_weights{};
 };
 
 /// Blends weighted layers of local poses, then applies additive layers: the TRS counterpart of
-/// the seeds' matrix blend, which keeps every bone rigid. ozz-style: fill in the inputs, then
-/// validate() or run(); the job holds no state and allocates nothing (output is resized once).
+/// the classic matrix blend, which keeps every bone rigid. The job contract (docs/jobs.md): fill in
+/// the inputs, then validate() or run(); the job holds no state and allocates nothing (output is
+/// resized once).
 ///
 /// For each joint j, with w_i = layers[i].weight * joint_weights_i[j]:
 /// 1. Weighted layers: translation and scale are the weighted means sum(w_i x_i) / sum(w_i);
@@ -109,6 +107,10 @@ struct additive_layer {
 ///    a_k. A negative a_k applies the inverse of the |a_k| part: rotation * conjugate(nlerp(identity,
 ///    dR, |a_k|)), scale / (1 + (dS - 1) |a_k|) (unchanged where that is 0). Where a_k == 0 the
 ///    joint is left as it was, bit for bit.
+/// 4. Morph weights (local_pose::morph_weights, when the rest pose has them): as translation —
+///    the weighted mean with the rest pose's joining below the threshold, then each additive
+///    layer's difference (pose - reference) times a_k added — with the weights of the joint that
+///    owns each morph weight.
 ///
 /// Poses are not checked for NaN (the sampler never produces one from a validated clip): a NaN in
 /// an input pose makes that joint's output NaN and no other. The output may be one of the input
@@ -121,10 +123,8 @@ struct blend_job {
     /// The pose a joint falls back to when its layers' total weight is below the threshold:
     /// usually the bind pose, `local_pose(skeleton)`. Defines the joint count.
     const local_pose* rest_pose = nullptr;
-    const blend_layer* layers = nullptr;
-    std::size_t layer_count = 0;
-    const additive_layer* additive_layers = nullptr;
-    std::size_t additive_count = 0;
+    span<const blend_layer> layers;
+    span<const additive_layer> additive_layers;
     /// Finite and >= 0 (0: the rest pose only where the total weight is exactly 0).
     float threshold = 0.1f;
     /// Resized to rest_pose->size().
@@ -132,11 +132,12 @@ struct blend_job {
 
     /// Reports the first problem, naming the layer (error::index is the layer index, additive
     /// layers counted after the weighted ones) and, for a joint weight, the joint:
-    /// - errc::invalid_argument: a null rest pose, output or layer pose, layers / additive_layers
-    ///   null with a non-zero count, a negative weight, joint weight or threshold;
+    /// - errc::invalid_argument: a null rest pose, output or layer pose, a layer span with null
+    ///   data and a size other than 0, a negative weight, joint weight or threshold;
     /// - errc::non_finite: a NaN or infinite weight, joint weight or threshold;
     /// - errc::size_mismatch: a layer pose, reference pose or joint weight array whose size is not
-    ///   the rest pose's joint count.
+    ///   the rest pose's joint count, or whose morph weights are not the rest pose's number.
+    /// (The checks are O(joints x layers) and cheap: run() makes them all.)
     status validate() const;
 
     /// validate(), then the blend. On a validation error the output is not touched.

@@ -1,4 +1,4 @@
-// keyblend — clips: a named animation (the seeds' "animation set") as per-joint channels of keyed
+// keyblend — clips: a named animation (the classic "animation set") as per-joint channels of keyed
 // tracks, with a duration, ticks per second and a loop policy; validation against a skeleton; and
 // sampling a whole clip at one time.
 //
@@ -16,10 +16,11 @@
 // from the identity; a joint without a channel keeps its bind pose (skeleton::bind_local, exactly).
 //
 // Two ways to sample a clip. `sample_local_matrices` gives each joint's local *matrix* exactly as
-// the seeds compute it (matrix keys lerped element-wise); it is the reference the keyblend tool
-// prints. `sample_clip` fills a `local_pose` (TRS) for the TRS pipeline: blending, local_to_model,
-// skinning. It keeps one `sampling_context` per playing instance, so that sequential playback
-// touches each key once and a frame costs a few vector instructions per joint.
+// the classic pipeline computes it (matrix keys lerped element-wise); it is the reference the
+// keyblend tool prints. `sampling_job` fills a `local_pose` (TRS and morph weights) for the TRS
+// pipeline: blending, local-to-model, skinning. It keeps one `sampling_context` per playing
+// instance, so that sequential playback touches each key once and a frame costs a few vector
+// instructions per joint.
 //
 // Ends. Each track clamps on its own: before its first key it holds the first, after its last key
 // the last (sample.hpp). Looping is the caller's choice of time: wrap it with `clip_time` (the
@@ -31,6 +32,7 @@
 #include "sample.hpp"
 #include "skeleton.hpp"
 #include "track.hpp"
+#include "impl/clip_sample_state.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -177,22 +179,22 @@ inline glm::mat4 sample_channel_matrix(const channel& ch, float time, const tran
 
 /// The clip's local matrix for every joint at `time` (ticks, used as given: wrap it first for
 /// looping): joints without a channel get their bind_local exactly, animated joints
-/// sample_channel_matrix. `local` is resized to s.size() (no allocation when its capacity
-/// suffices). This is what the `keyblend pose --set` tool prints, before local_to_model.
+/// sample_channel_matrix, into `local[0, s.size())`. This is what the `keyblend pose --set` tool
+/// prints, before local-to-model.
 ///
-/// A channel whose joint is out of range is skipped and reported (errc::out_of_range, after the
-/// other joints are written); with several channels on one joint, the last one wins. Validate the
-/// clip once (validate_clip) to rule both out.
-inline status sample_local_matrices(const clip& c, const skeleton& s, float time,
-                                    std::vector<glm::mat4>& local);
+/// errc::size_mismatch, and nothing written, when `local` has fewer than s.size() matrices. A
+/// channel whose joint is out of range is skipped and reported (errc::out_of_range, after the other
+/// joints are written); with several channels on one joint, the last one wins. Validate the clip
+/// once (validate_clip) to rule both out.
+inline status sample_local_matrices(const clip& c, const skeleton& s, float time, span<glm::mat4> local);
 
 /// The per-instance state of sampling one clip: for every joint and component, the key interval
 /// around the last time sampled (its two keys, as values) and a cursor into the track. One context
 /// per playing instance: many characters can play one clip at different times, each with its own
 /// context, while the clip and skeleton are shared and never written.
 ///
-/// A context binds itself to a (clip, skeleton) pair on the first sample_clip with them, and
-/// rebinds (clearing its state) when sample_clip is given a different clip or skeleton object, or
+/// A context binds itself to a (clip, skeleton) pair on the first sampling_job::run with them, and
+/// rebinds (clearing its state) when it is given a different clip or skeleton object, or
 /// one whose channel array moved or changed size, or whose joint count changed. Binding allocates;
 /// sampling a bound context does not. After changing a bound clip's channels or keys in place, call
 /// reset() on the contexts bound to it: until then their results are unspecified (but
@@ -201,77 +203,64 @@ inline status sample_local_matrices(const clip& c, const skeleton& s, float time
 class sampling_context {
 public:
     sampling_context() = default;
-    sampling_context(const sampling_context& other) { *this = other; }
-    sampling_context& operator=(const sampling_context& other);
-    sampling_context(sampling_context&&) noexcept = default;
-    sampling_context& operator=(sampling_context&&) noexcept = default;
 
-    /// Forgets the binding; the next sample_clip rebinds.
-    void reset() noexcept { clip_ = nullptr; skeleton_ = nullptr; }
+    /// Forgets the binding; the next sampling_job::run rebinds.
+    void reset() noexcept {
+        state_.clip_ = nullptr;
+        state_.skeleton_ = nullptr;
+    }
 
     /// The clip this context is bound to, or nullptr.
-    const clip* bound_clip() const noexcept { return clip_; }
+    const clip* bound_clip() const noexcept { return state_.clip_; }
 
 private:
     friend struct impl::clip_sampler;
-
-    const clip* clip_ = nullptr;
-    const skeleton* skeleton_ = nullptr;
-    const channel* channels_ = nullptr; // the clip's channel array when bound
-    std::size_t channel_count_ = 0;
-    std::size_t joint_count_ = 0;
-    std::size_t padded_ = 0;
-    std::size_t capacity_ = 0;                 // floats per stream
-    std::size_t bad_channel_ = error::no_index; // first channel whose joint is out of range
-    impl::aligned_floats streams_;             // the interval caches, impl::clip_sampler::stream
-    std::vector<std::int32_t> channel_of_joint_; // -1: no channel
-    std::vector<const void*> tracks_;          // 3 per joint (T, R, S): the track sampled, or null
-    std::vector<std::uint8_t> matrix_;         // per joint: 1 when tracks_ are its matrix track
-    std::vector<std::uint8_t> shared_;         // per block of 8 joints x (T, R, S): lanes keyed alike
-    std::vector<std::size_t> shared_cursors_;  // per block x (T, R, S): their common cursor
-    std::vector<std::size_t> shared_second_;   // per block x (T, R, S): key index cached as value 1
-    std::vector<std::uint8_t> shared_take_;    // per block x (T, R, S): the lanes that cached it
-    std::vector<std::uint32_t> shared_group_;  // per block x (T, R, S): the first such slot keyed at
-                                               // the same times (itself if none): they search once
-    struct found_keys {                        // a group's last search: its time and result
-        bool searched;                         // (a flag, not a NaN time: -ffast-math folds NaN tests)
-        float time, lo, hi, inv;
-        std::size_t first, second;
-    };
-    std::vector<found_keys> shared_found_;     // per block x (T, R, S), used at group leads
-    std::vector<std::uint8_t> subset_;         // per block x (T, R, S): lanes keyed at some of the
-                                               // shared lanes' times (keys dropped by an exporter)
-    std::vector<std::uint32_t> subset_at_;     // 3 per joint (T, R, S): where its subset_keys_ start
-    std::vector<std::uint32_t> subset_keys_;   // per subset lane: n (the shared lanes' key count
-                                               // at bind), then for x = 0 .. n its keys among their
-                                               // first x
-    std::vector<std::size_t> cursors_;         // 3 per joint (T, R, S): a track_cursor's index
-    std::vector<track_cursor> morph_cursors_;  // per morph weight of the skeleton
-    bool cubic_ = false;                       // some T/R/S track is a cubic spline: tangent streams
+    impl::sampling_state state_;
 };
 
-/// Samples every joint of `c` at `time` (ticks, used as given: wrap it first with clip_time for
-/// looping) into `out`, which is resized to s.size() (no allocation once it has that size).
+/// Samples every joint of a clip at one time into a local pose (translation, rotation, scale and
+/// morph weights), through the caller's sampling_context. The job contract (docs/jobs.md): inputs
+/// and caller-owned outputs, validate() names the first bad element, run() checks what keeps it
+/// inside memory and writes nothing when that fails.
 ///
-/// Per joint, per component:
-/// - a channel's rotation / translation / scale track: the track's value at `time` as sample_track
-///   computes it (same keys, same interpolation in the track's mode; ends clamp), to float rounding:
-///   the interpolation factor is the time offset times the reciprocal of the key interval, where
-///   sample_track divides (an ulp apart). At a key's exact time, that key's value bit for bit. The
-///   SIMD paths equal the scalar one (KEYBLEND_NO_INTRINSICS) to float rounding.
+/// Per joint, per component, the result at `time` (ticks, used as given: wrap it first with
+/// clip_time for looping):
+/// - a channel's rotation / translation / scale / morph weight track: the track's value at `time`
+///   as sample_track computes it (same keys, same interpolation in the track's mode; ends clamp;
+///   repeated key times are a cut), to float rounding: the interpolation factor is the time offset
+///   times the reciprocal of the key interval, where sample_track divides (an ulp apart). At a
+///   key's exact time, that key's value bit for bit. The SIMD paths equal the scalar one
+///   (KEYBLEND_NO_INTRINSICS) to float rounding.
 /// - a component without a track, and every component of a joint without a channel: the bind
-///   pose (skeleton::bind_transforms), exactly.
+///   pose (skeleton::bind_transforms, bind_morph_weights), exactly.
 /// - a matrix channel: both keys around `time` split into translation / rotation / scale
 ///   (to_transform) and interpolated as such (lerp, slerp, lerp), i.e. the track's
 ///   interpolation::decomposed, whatever its mode says (step stays step): a TRS pose cannot hold
 ///   the sheared matrices of an element-wise lerp. At a key's time the result is that key's TRS.
 /// - NaN time samples the first keys (as sample_track does).
 ///
-/// Errors: a channel whose joint is >= s.size() is skipped and reported (errc::out_of_range, after
-/// every other joint is written); with several channels on one joint the last wins. A clip that
-/// passes validate_clip(c, s) never produces an error, and its sampling never allocates.
-inline status sample_clip(const clip& c, const skeleton& s, float time, sampling_context& context,
-                          local_pose& out);
+/// `output` is resized to skeleton->size() joints and skeleton->morph_weight_total() morph
+/// weights (no allocation once it has them). Binding the context to a new clip or skeleton
+/// allocates; sampling a bound context does not.
+///
+/// Errors:
+/// - run: errc::invalid_argument for a null clip, skeleton, context or output (nothing written).
+///   A channel whose joint is >= skeleton->size() is skipped and reported (errc::out_of_range,
+///   after every other joint is written); with several channels on one joint the last wins.
+/// - validate, also: every error of validate_clip(*clip, *skeleton). A clip that passes it never
+///   makes run() fail.
+struct sampling_job {
+    const keyblend::clip* clip = nullptr;
+    const keyblend::skeleton* skeleton = nullptr;
+    /// Ticks of the clip.
+    float time = 0.0f;
+    /// One per playing instance (a character playing a clip); bound on first use.
+    sampling_context* context = nullptr;
+    local_pose* output = nullptr;
+
+    status validate() const;
+    status run() const;
+};
 
 // ---------------------------------------------------------------------------------------------
 // User channels and events

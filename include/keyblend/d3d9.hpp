@@ -351,13 +351,12 @@ namespace d3d9 {
 /// loader's io::mesh_skin (k slots per vertex, sorted by decreasing weight, unused slots weight 0
 /// and bone 0):
 ///
-///     palette[b] = model[joints[b]] * offsets[b]                        (build_palette)
+///     palette[b] = model[bones[b].joint] * bones[b].offset             (palette_job)
 ///     job.joints = make_span(bone_indices, k);  job.weights = make_span(weights, k);
 struct skin_influences {
-    /// Per bone: the joint of the skeleton it follows (found by GetBoneName).
-    std::vector<std::size_t> joints;
-    /// Per bone: GetBoneOffsetMatrix (mesh space to the bone's bind space), as GLM.
-    std::vector<glm::mat4> offsets;
+    /// Per bone: GetBoneName, the joint of the skeleton it names, and GetBoneOffsetMatrix (mesh
+    /// space to the bone's bind space) as GLM.
+    std::vector<skin_bone> bones;
     /// k: the most influences any vertex has (0 without bones).
     std::size_t influences_per_vertex = 0;
     /// vertex_count * k bone indices and weights.

@@ -7,18 +7,17 @@
 // local rotations of the joints they move, in place; then the sub-tree below is brought up to
 // date. A frame that plants a foot:
 //
-//     keyblend::local_to_model(skeleton, pose, model, world);
-//     keyblend::two_bone_ik_job leg;
+//     keyblend::two_bone_ik_job leg;                 // after the local-to-model job (root: world)
 //     leg.skeleton = &skeleton;
-//     leg.model = model.data();
-//     leg.model_size = model.size();
+//     leg.model = model;
 //     leg.pose = &pose;
 //     leg.start_joint = thigh;  leg.mid_joint = knee;  leg.end_joint = ankle;
 //     leg.target = foot_on_ground;                   // in the space of `model` (here: world)
 //     leg.pole_vector = character_forward;           // the knee points this way
 //     leg.weight = foot_contact;                     // from a float channel of the clip, say
 //     if (auto st = leg.run(); !st) report(st.error());
-//     keyblend::local_to_model_subtree(skeleton, thigh, pose, model);
+//     hierarchy.from = thigh;                        // the local_to_model_job again, for the leg
+//     hierarchy.run();
 //
 // Like the other jobs, they hold no state, allocate nothing, read and write only the caller's
 // buffers, and check their inputs in validate(), which run() calls first.
@@ -46,11 +45,10 @@ namespace keyblend {
 struct ik_buffers {
     /// The skeleton the pose and the model matrices belong to.
     const keyblend::skeleton* skeleton = nullptr;
-    /// The model matrices of `pose` (local_to_model of it): skeleton->size() of them. Only the
-    /// joints the job moves are read. The job does not update them: call
-    /// local_to_model_subtree(skeleton, the first joint it moved, pose, ...) after it.
-    const glm::mat4* model = nullptr;
-    std::size_t model_size = 0;
+    /// The model matrices of `pose` (local_to_model_job of it): skeleton->size() of them (or more).
+    /// Only the joints the job moves are read. The job does not update them: run a
+    /// local_to_model_job with `from` = the first joint it moved after it.
+    span<const glm::mat4> model;
     /// The pose to correct: the local rotations of the joints the job moves are rewritten,
     /// nothing else is touched.
     local_pose* pose = nullptr;
@@ -116,7 +114,8 @@ struct two_bone_ik_job : ik_buffers {
     /// - errc::invalid_argument: a null skeleton, model or pose; a weight or soften outside [0, 1];
     ///   joints that are not a chain (start an ancestor of mid, mid of end; the message names them);
     /// - errc::out_of_range: a joint index >= skeleton->size();
-    /// - errc::size_mismatch: model_size or the pose's joint count is not skeleton->size();
+    /// - errc::size_mismatch: fewer model matrices than skeleton->size(), or a pose whose joint count is
+///   not skeleton->size();
     /// - errc::non_finite: a NaN or infinite target, pole vector, mid axis, weight, soften, or model
     ///   matrix or local rotation of the chain's joints.
     status validate() const;

@@ -93,12 +93,12 @@ public:
     /// The seeds' Reset: every local matrix back to the bind pose (skeleton::bind_local).
     void reset();
 
-    /// The seeds' Blend(name, time, loop, weight), in ticks: when time > the set's duration it
-    /// becomes `time mod (duration + 1)` if `loop`, else the duration (wrap_mode::loop_inclusive /
-    /// clamp); then blend_matrix_additive adds `(sample - bind) * weight` to the joints the set
-    /// animates. Errors (nothing changed): the lookup's, errc::non_finite for a NaN or infinite
-    /// time or weight.
-    status blend(const char* name, double time, bool loop, float weight = 1.0f);
+    /// The classic Blend(name, time, loop, weight), in ticks: the time is wrapped by `wrap`
+    /// (wrap_time; the classic looping, `time mod (duration + 1)`, is wrap_mode::loop_inclusive, and
+    /// its non-looping rule, the duration for any later time, wrap_mode::clamp); then
+    /// blend_matrix_additive adds `(sample - bind) * weight` to the joints the set animates. Errors
+    /// (nothing changed): the lookup's, errc::non_finite for a NaN or infinite time or weight.
+    status blend(const char* name, double time, wrap_mode wrap, float weight = 1.0f);
 
     /// The seeds' UpdateHierarchy: model = local_to_model(local(), root).
     void update_hierarchy(const glm::mat4& root = glm::mat4(1.0f));

@@ -1,5 +1,6 @@
 // keyblend — poses and the hierarchy: local poses (TRS per joint, or a matrix per joint), model
-// poses (matrices), reset to the bind pose, and local -> model for the whole skeleton or a sub-tree.
+// poses (matrices), reset to the bind pose, and the local-to-model job for the whole skeleton or a
+// sub-tree.
 //
 // SPDX-License-Identifier: MIT
 //
@@ -8,14 +9,13 @@
 //   structure of arrays (one float stream per component, padded to `pose_lane_block` joints, the
 //   padding kept at the identity) so sampling, blending and local_to_model run over 8 joints at a
 //   time. Read and write one joint with get / set.
-// - local matrices, `std::vector<glm::mat4>`: the seeds' TransformationMatrix per frame. Matrix
-//   keys sampled element-wise and the seeds' additive matrix blend live here (they need not be
+// - local matrices, one glm::mat4 per joint: the classic TransformationMatrix per frame. Matrix
+//   keys sampled element-wise and the classic additive matrix blend live here (they need not be
 //   T*R*S: a lerp between two rotations shears).
-// - model matrices, `std::vector<glm::mat4>`: the seeds' matCombined, `parent_model * local`.
+// - model matrices, one glm::mat4 per joint: the classic combined matrix, `parent_model * local`.
 //
-// Functions write into caller-owned buffers: a pointer and a count (a plain array, a mapped GPU
-// buffer), or a std::vector as a convenience, resized to the skeleton's size (a no-op after the
-// first frame). Nothing allocates once the buffers have their size.
+// Matrices go to caller-owned buffers (span.hpp: a std::vector, a plain array, a mapped GPU
+// buffer), sized once by the caller; nothing allocates per frame.
 #pragma once
 
 #include "error.hpp"
@@ -25,6 +25,7 @@
 #include "span.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <vector>
@@ -79,8 +80,13 @@ public:
     /// skeleton; none in a pose built from a joint count.
     span<float> morph_weights() noexcept { return morph_; }
     span<const float> morph_weights() const noexcept { return morph_; }
-    /// Changes the number of morph weights; weights kept keep their values, new ones are 0.
-    void resize_morph_weights(std::size_t count) { morph_.resize(count, 0.0f); }
+    /// The joint each morph weight belongs to, parallel to morph_weights().
+    span<const std::uint32_t> morph_weight_joints() const noexcept { return morph_joints_; }
+    /// Lays the morph weights out as skeleton `s` does (s.morph_weight_total() of them; weights
+    /// kept keep their values, new ones are 0). Allocates only when the count grows.
+    void set_morph_layout(const skeleton& s);
+    /// The same layout as `other`'s.
+    void set_morph_layout(const local_pose& other);
 
     /// Stream `s`: padded_size() floats (64-byte aligned). Precondition: s < stream_count.
     float* data(stream s) noexcept { return data_.get() + static_cast<std::size_t>(s) * capacity_; }
@@ -93,97 +99,75 @@ private:
 
     impl::aligned_floats data_;
     std::vector<float> morph_;
+    std::vector<std::uint32_t> morph_joints_;
     std::size_t size_ = 0;
     std::size_t padded_ = 0;
     std::size_t capacity_ = 0; // floats allocated per stream (the stride between streams)
 };
 
-/// Sets every joint of `pose` to the skeleton's bind pose (bind_transforms), resizing it to
-/// s.size(): the seeds' `Reset`, in TRS form.
+/// Sets every joint of `pose` to the skeleton's bind pose (bind_transforms, and its morph weights),
+/// resizing it to s.size(): the classic Reset, in TRS form.
 inline void reset_to_bind(const skeleton& s, local_pose& pose);
 
-/// Sets `local` to the skeleton's bind local matrices, exactly (resized to s.size()): the seeds'
-/// D3DXFRAME_EX::Reset (TransformationMatrix = matOriginal).
-inline void reset_to_bind(const skeleton& s, std::vector<glm::mat4>& local);
+/// Sets `local[j]` to the skeleton's bind local matrix, exactly, for every joint j: the classic
+/// frame Reset (TransformationMatrix = matOriginal). errc::size_mismatch, and nothing written, when
+/// `local` has fewer than s.size() matrices; matrices past s.size() are left as they are.
+inline status reset_to_bind(const skeleton& s, span<glm::mat4> local);
 
-/// `to_matrix` of every joint, into `local` (resized to pose.size()).
-inline void to_local_matrices(const local_pose& pose, std::vector<glm::mat4>& local);
-
-/// The same into caller memory: `count` matrices at `local`, joint j's at local[j]. On an error
-/// nothing is written: errc::size_mismatch when count < pose.size(), errc::invalid_argument for a
-/// null `local` with joints to write. Matrices past pose.size() are left as they are.
-inline status to_local_matrices(const local_pose& pose, glm::mat4* local, std::size_t count);
+/// `to_matrix` of every joint into `local[0, pose.size())`. errc::size_mismatch, and nothing
+/// written, when `local` is smaller; matrices past pose.size() are left as they are.
+inline status to_local_matrices(const local_pose& pose, span<glm::mat4> local);
 
 /// `to_transform` of every matrix, into `pose` (resized to local.size()). Shear is dropped and the
 /// bottom row ignored (see to_transform).
-inline void to_local_pose(const std::vector<glm::mat4>& local, local_pose& pose);
+inline void to_local_pose(span<const glm::mat4> local, local_pose& pose);
 
-/// Local to model space for the whole skeleton: the seeds' UpdateHierarchy.
+/// Local to model space, the classic UpdateHierarchy: for every joint j (or, with `from`, for the
+/// joints of one sub-tree),
 ///
-/// `model[j] = model[parent(j)] * M(local[j])`, and for a root `root * M(local[j])`, where M is
-/// `T * R * S` (to_matrix). Joints are visited parent first (skeleton order), so one pass suffices.
-/// `root` places the whole skeleton (an object's world matrix); any 4x4 matrix works, projective
-/// ones included. `model` is resized to s.size().
+///     output[j] = output[parent(j)] * M(local j)        and for a root joint: root * M(local j)
 ///
-/// Precondition: local.size() == s.size() (asserted; otherwise only the first
-/// min(local.size(), s.size()) joints are computed and the rest of `model` is left as it was).
-/// Rotations should be unit (a non-unit quaternion scales, see to_matrix). SIMD (AVX2 or SSE2)
-/// unless KEYBLEND_NO_INTRINSICS; results equal the scalar path to float rounding.
-inline void local_to_model(const skeleton& s, const local_pose& local, std::vector<glm::mat4>& model,
-                           const glm::mat4& root = glm::mat4(1.0f));
+/// where M(local j) is `T * R * S` of `input` (to_matrix) or the matrix `input_matrices[j]` (GLM's
+/// product), whichever is given. Joints are visited parent first (skeleton order), so one pass
+/// suffices. `root` places the whole skeleton (an object's world matrix); any 4x4 matrix works,
+/// projective ones included.
+///
+/// Contract (every job's, see docs/jobs.md): the caller owns every buffer; the job holds no state
+/// and allocates nothing; validate() checks everything and names the first bad element; run()
+/// returns the errors of validate() that keep it inside memory (the checks below marked "run") and
+/// writes nothing on an error.
+/// - run: errc::invalid_argument for a null skeleton, for neither or both of `input` and
+///   `input_matrices` given; errc::size_mismatch when the input does not have skeleton->size()
+///   joints or `output` has fewer than skeleton->size() matrices; errc::out_of_range when `from` is
+///   neither all_joints nor a joint index.
+/// - validate, also: errc::non_finite for a NaN or infinite value in the input, naming the joint.
+///
+/// Results: SIMD over the lane types the build targets, equal to the scalar path
+/// (KEYBLEND_NO_INTRINSICS) to float rounding (the tests: within 1e-6 of the matrices' magnitude).
+/// Rotations should be unit (a non-unit quaternion scales, see to_matrix). Matrices of `output`
+/// past skeleton->size(), and outside the sub-tree with `from`, are left as they are.
+struct local_to_model_job {
+    /// `from`'s default: every joint.
+    static constexpr std::size_t all_joints = static_cast<std::size_t>(-1);
 
-/// As above from local matrices: `model[j] = model[parent(j)] * local[j]` (roots: `root * local`),
-/// with GLM's matrix product. Same size precondition.
-inline void local_to_model(const skeleton& s, const std::vector<glm::mat4>& local,
-                           std::vector<glm::mat4>& model, const glm::mat4& root = glm::mat4(1.0f));
+    const keyblend::skeleton* skeleton = nullptr;
+    /// The local pose as translation / rotation / scale, or ...
+    const local_pose* input = nullptr;
+    /// ... as one matrix per joint (the classic matrix path; sampled matrix keys, the additive
+    /// matrix blend). Exactly one of the two.
+    span<const glm::mat4> input_matrices;
+    /// The matrix above every root joint.
+    glm::mat4 root = glm::mat4(1.0f);
+    /// all_joints, or a joint: then only [from, skeleton->subtree_end(from)) is computed, its parent's
+    /// model matrix read from output[parent(from)] (which must be current), or `root` when `from` is
+    /// a root joint. What a correction of part of a pose needs (IK, then the sub-tree below it).
+    std::size_t from = all_joints;
+    /// skeleton->size() model matrices or more (a std::vector, a mapped constant buffer).
+    span<glm::mat4> output;
 
-/// local_to_model into caller memory (a plain array, a mapped constant buffer): `model` points to
-/// `model_count` matrices and joint j's goes to model[j]; the results are those of the vector
-/// version. Checked first, and on an error nothing is written:
-/// - errc::size_mismatch: local.size() != s.size(), or model_count < s.size();
-/// - errc::invalid_argument: `model` null while the skeleton has joints.
-/// Matrices past s.size() are left as they are. The vector versions above are conveniences that
-/// size the vector and do the same.
-inline status local_to_model(const skeleton& s, const local_pose& local, glm::mat4* model,
-                             std::size_t model_count, const glm::mat4& root = glm::mat4(1.0f));
-
-/// The same from `local_count` local matrices at `local` (errc::size_mismatch when local_count !=
-/// s.size(); errc::invalid_argument for a null `local` too).
-inline status local_to_model(const skeleton& s, const glm::mat4* local, std::size_t local_count,
-                             glm::mat4* model, std::size_t model_count,
-                             const glm::mat4& root = glm::mat4(1.0f));
-
-/// Recomputes the model matrices of `joint` and its descendants ([joint, s.subtree_end(joint)))
-/// and nothing else, with `parent_model` as the matrix above `joint` (its parent's model matrix, or
-/// a root transform): `model[joint] = parent_model * M(local[joint])`. The rest of `model` must
-/// already be sized (it is resized to s.size() if not) and is left untouched.
-/// Precondition: joint < s.size() (asserted; otherwise nothing is done), sizes as above.
-inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
-                                   const glm::mat4& parent_model, std::vector<glm::mat4>& model);
-
-/// As above, taking the parent's model matrix from `model[parent(joint)]` (which must be current),
-/// or the identity when `joint` is a root.
-inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
-                                   std::vector<glm::mat4>& model);
-
-/// The sub-tree version for local matrices.
-inline void local_to_model_subtree(const skeleton& s, std::size_t joint,
-                                   const std::vector<glm::mat4>& local,
-                                   const glm::mat4& parent_model, std::vector<glm::mat4>& model);
-
-/// The sub-tree versions into caller memory (`model_count` matrices at `model`; local matrices:
-/// `local_count` at `local`). Errors as local_to_model's pointer versions, plus
-/// errc::out_of_range for joint >= s.size(); nothing is written on an error, and only
-/// [joint, s.subtree_end(joint)) otherwise.
-inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
-                                     const glm::mat4& parent_model, glm::mat4* model,
-                                     std::size_t model_count);
-/// Taking the parent's model matrix from model[parent(joint)] (the identity for a root).
-inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
-                                     glm::mat4* model, std::size_t model_count);
-inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const glm::mat4* local,
-                                     std::size_t local_count, const glm::mat4& parent_model,
-                                     glm::mat4* model, std::size_t model_count);
+    status validate() const;
+    status run() const;
+};
 
 } // namespace keyblend
 

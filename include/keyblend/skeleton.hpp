@@ -30,6 +30,13 @@ namespace keyblend {
 namespace impl {
 struct skeleton_builder;
 struct model_schedule;
+/// How local-to-model walks this skeleton (impl::model_schedule, computed when it is built): two
+/// independent runs per window of joints, and the wide kernels' steps where they are faster.
+struct model_schedule_data {
+    std::vector<std::uint32_t> runs;     // per window: the first joint of each of its two runs
+    std::vector<std::uint32_t> steps;    // steps of up to 4 independent joints, window after window
+    std::vector<std::uint32_t> steps_at; // window w's steps: [steps_at[w], steps_at[w + 1])
+};
 } // namespace impl
 
 /// A parent index: the index of the parent joint, or `no_parent` for a root.
@@ -56,6 +63,18 @@ struct frame_desc {
     glm::mat4 bind_local = glm::mat4(1.0f);
     joint_index first_child = -1;
     joint_index next_sibling = -1;
+};
+
+/// One bone of a skinned mesh: the joint it follows, and the matrix that takes the mesh's vertices
+/// into that joint's bind space. The bone's skinning matrix is `model[joint] * offset` (palette_job).
+struct skin_bone {
+    /// The joint's name (.X: the SkinWeights' transformNodeName).
+    std::string name{};
+    /// The joint index in the skeleton.
+    std::size_t joint = 0;
+    /// Mesh space to the bone's bind space: the inverse of the joint's model matrix when the mesh
+    /// was bound (.X matrixOffset; glTF inverseBindMatrices).
+    glm::mat4 offset = glm::mat4(1.0f);
 };
 
 /// What building a skeleton does when two joints share a name.
@@ -153,8 +172,6 @@ public:
     /// The joint with exactly this name (case-sensitive, as .X frame references are), or
     /// errc::not_found with a message quoting the name. O(log n), no allocation on success.
     result<std::size_t> find(std::string_view name) const;
-    /// As find, but `size()` when there is no such joint.
-    std::size_t index_of(std::string_view name) const noexcept;
 
     /// For input index i (of from_parents' joints or from_frame_tree's frames): its joint index.
     const std::vector<std::size_t>& joint_of_source() const noexcept { return joint_of_source_; }
@@ -182,12 +199,7 @@ private:
     std::vector<joint_index> by_name_; // joint indices sorted by name, for find()
     std::vector<std::size_t> morph_offsets_; // size() + 1 entries, or none when no joint has weights
     std::vector<float> bind_morph_weights_;
-    // local_to_model's two independent runs of each window of joints (impl::model_schedule).
-    std::vector<std::uint32_t> model_runs_;
-    // Its steps of up to 4 joints for AVX-512, where they are faster (impl::model_schedule::steps),
-    // window w's from model_steps_at_[w] to model_steps_at_[w + 1].
-    std::vector<std::uint32_t> model_steps_;
-    std::vector<std::uint32_t> model_steps_at_;
+    impl::model_schedule_data schedule_;
 };
 
 } // namespace keyblend

@@ -28,6 +28,7 @@
 #include "error.hpp"
 #include "impl/skin_isa.hpp"
 #include "math.hpp"
+#include "skeleton.hpp"
 #include "span.hpp"
 
 #include <cstddef>
@@ -37,10 +38,6 @@
 
 namespace keyblend {
 
-// The functions of this header live in an inline namespace named after the instruction sets
-// the file is compiled for (impl/skin_isa.hpp): callers write keyblend::build_palette as usual.
-inline namespace KEYBLEND_SKIN_ABI {
-
 /// The x, y, z components of each vector (works whatever sizeof(glm::vec3) is, so also under
 /// GLM_FORCE_DEFAULT_ALIGNED_GENTYPES). The vector must not be resized while the span is used.
 inline strided_span<const float> make_span(const std::vector<glm::vec3>& v);
@@ -48,13 +45,13 @@ inline strided_span<float> make_span(std::vector<glm::vec3>& v);
 /// The x, y, z, w components of each vector (tangents: w is the handedness sign).
 inline strided_span<const float> make_span(const std::vector<glm::vec4>& v);
 inline strided_span<float> make_span(std::vector<glm::vec4>& v);
-/// `v` as `v.size() / per_element` elements of `per_element` consecutive values: the .X loader's
+/// `v` as `v.size() / per_element` elements of `per_element` consecutive values: the loaders'
 /// bone_indices and weights (vertex_count x k). Precondition: per_element > 0.
 template <class T>
 strided_span<const T> make_span(const std::vector<T>& v, std::size_t per_element);
 template <class T>
 strided_span<T> make_span(std::vector<T>& v, std::size_t per_element);
-/// One member of each element of an array of structs: `member_span(bones, &bone::joint)`.
+/// One member of each element of an array of structs: `member_span(bones, &skin_bone::joint)`.
 template <class S, class T>
 strided_span<const T> member_span(const std::vector<S>& v, T S::*member);
 
@@ -62,36 +59,30 @@ strided_span<const T> member_span(const std::vector<S>& v, T S::*member);
 // Palette
 // ---------------------------------------------------------------------------------------------
 
-/// The skinning matrices of one frame: `palette[b] = model[joint_of_bone(b)] * offset(b)` for every
-/// bone b (GLM's product: the offset matrix is applied first, taking a bind-pose vertex into the
-/// joint's bind space; the joint's model matrix then places it), written to caller memory:
-/// `palette[0 .. joint_of_bone.size)` (a mapped GPU constant buffer, a plain array). The other
-/// `palette_count - joint_of_bone.size` matrices are not touched.
+/// The skinning matrices of one frame: `output[b] = model[bones[b].joint] * bones[b].offset` for
+/// every bone b (GLM's product: the offset matrix is applied first, taking a bind-pose vertex into
+/// the joint's bind space; the joint's model matrix then places it), into caller memory (a
+/// std::vector, a mapped GPU constant buffer). Matrices of `output` past bones.size() are not
+/// touched. Any 4x4 matrices (not only affine ones); the product is computed with the widest
+/// vector instructions the build targets, in GLM's order of operations, and equals GLM's `model *
+/// offset` within float rounding (not always bit for bit: either may be contracted into fused
+/// multiply-adds).
 ///
-/// `joint_of_bone` and `offset` have one element per bone (offset.size must equal
-/// joint_of_bone.size); with a loader's `std::vector<bone>` use member_span, with a vector of
-/// indices make_span(v, 1) (spans over const or non-const data both work). JointIndex is any
-/// integer type; a negative or too large joint is an error. `model` has `model_count` matrices
-/// (the pose's joints). Any 4x4 matrices (not only affine ones); the product is computed with SSE
-/// where available, in glm's order of operations, and equals glm's `model * offset` within float
-/// rounding (not always bit for bit: the compiler may contract either into fused multiply-adds).
-///
-/// Errors (the message names the bone; error::index is the bone):
-/// - errc::size_mismatch: offset.size != joint_of_bone.size, or palette_count < joint_of_bone.size;
-/// - errc::out_of_range: a joint index < 0 or >= model_count;
-/// - errc::invalid_argument: a span or pointer with null data but a non-zero size.
-/// On error nothing is written. Never allocates.
-template <class JointIndex>
-status build_palette(const glm::mat4* model, std::size_t model_count, strided_span<JointIndex> joint_of_bone,
-                     strided_span<const glm::mat4> offset, glm::mat4* palette, std::size_t palette_count);
+/// The job contract (docs/jobs.md). Errors (the message names the bone; error::index is the bone),
+/// the same from validate() and run() (the checks are O(bones)), nothing written on an error:
+/// - errc::invalid_argument: a span with null data but a size other than 0;
+/// - errc::size_mismatch: output smaller than bones;
+/// - errc::out_of_range: a bone's joint >= model.size().
+struct palette_job {
+    /// The model matrices of the pose (local_to_model_job's output).
+    span<const glm::mat4> model;
+    /// The mesh's bones (a loader's mesh_skin::bones).
+    span<const skin_bone> bones;
+    span<glm::mat4> output;
 
-/// The same into a std::vector, resized to joint_of_bone.size (left as it was on error; no
-/// allocation when it already has the size).
-template <class JointIndex>
-status build_palette(const std::vector<glm::mat4>& model, strided_span<JointIndex> joint_of_bone,
-                     strided_span<const glm::mat4> offset, std::vector<glm::mat4>& palette);
-
-} // namespace KEYBLEND_SKIN_ABI
+    KEYBLEND_JOB_ABI status validate() const;
+    KEYBLEND_JOB_ABI status run() const;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Linear-blend skinning
@@ -309,9 +300,8 @@ struct abi_tag;
 /// straddle cache lines.
 template <class JointIndex = std::uint16_t>
 struct skinning_job : skinning_streams<JointIndex> {
-    /// The skinning matrices, `palette_size` of them (see build_palette). Any 4x4 matrices.
-    const glm::mat4* palette = nullptr;
-    std::size_t palette_size = 0;
+    /// The skinning matrices (see palette_job). Any 4x4 matrices.
+    span<const glm::mat4> palette;
     normal_transform normals = normal_transform::palette;
 
     /// Everything run() checks, and per vertex: every used joint index < palette_size, every
@@ -372,8 +362,7 @@ struct dq_bone {
 /// (no SIMD path); same checks, clamping and aliasing rules as skinning_job.
 template <class JointIndex = std::uint16_t>
 struct dual_quaternion_skinning_job : skinning_streams<JointIndex> {
-    const dq_bone* palette = nullptr;
-    std::size_t palette_size = 0;
+    span<const dq_bone> palette;
     normal_transform normals = normal_transform::palette;
 
     /// As skinning_job::validate (palette entries must be finite).

@@ -62,11 +62,13 @@ void skin_meshes(digest& d, const keyblend::io::xfile& file, const std::vector<g
         const keyblend::io::xfile_mesh& mesh = file.meshes[m];
         if (!mesh.is_skinned()) continue;
         const std::string mesh_at = at + " mesh " + std::to_string(m);
-        using keyblend::io::skin_bone;
-        if (!keyblend::build_palette(model, keyblend::member_span(mesh.skin.bones, &skin_bone::joint),
-                                     keyblend::member_span(mesh.skin.bones, &skin_bone::offset),
-                                     palette)) {
-            d.out << mesh_at << " build_palette failed\n";
+        palette.resize(mesh.skin.bones.size());
+        keyblend::palette_job matrices;
+        matrices.model = model;
+        matrices.bones = mesh.skin.bones;
+        matrices.output = palette;
+        if (!matrices.run()) {
+            d.out << mesh_at << " palette failed\n";
             continue;
         }
         const std::size_t n = mesh.positions.size(), k = mesh.skin.influences_per_vertex;
@@ -81,8 +83,7 @@ void skin_meshes(digest& d, const keyblend::io::xfile& file, const std::vector<g
             skin.in_normals = keyblend::make_span(mesh.normals);
             skin.out_normals = keyblend::make_span(normals);
         }
-        skin.palette = palette.data();
-        skin.palette_size = palette.size();
+        skin.palette = palette;
         if (auto st = skin.run(); !st) {
             d.out << mesh_at << " skin failed: " << st.error().message << '\n';
             continue;
@@ -116,8 +117,26 @@ void run_pipeline(digest& d, const std::string& path, const std::string& name) {
     std::vector<keyblend::sampling_context> contexts(sets);
     keyblend::local_pose a, b, blended;
     const keyblend::local_pose bind(s);
-    std::vector<glm::mat4> model, local;
-    keyblend::local_to_model(s, s.bind_local(), model);
+    std::vector<glm::mat4> model(s.size()), local(s.size());
+    // Each stage is a job; the digest runs them as a program would.
+    const auto hierarchy = [&](const keyblend::local_pose* pose) {
+        keyblend::local_to_model_job job;
+        job.skeleton = &s;
+        job.input = pose;
+        if (!pose) job.input_matrices = s.bind_local();
+        job.output = model;
+        return job.run();
+    };
+    const auto sample = [&](const keyblend::clip& c, float t, keyblend::sampling_context& context, keyblend::local_pose& out) {
+        keyblend::sampling_job job;
+        job.clip = &c;
+        job.skeleton = &s;
+        job.time = t;
+        job.context = &context;
+        job.output = &out;
+        return job.run();
+    };
+    if (!hierarchy(nullptr)) d.out << name << " hierarchy failed\n";
     for (std::size_t j = 0; j < s.size(); ++j) d.mat(name + " bind model " + std::to_string(j), model[j]);
     skin_meshes(d, *file, model, name + " bind");
     for (std::size_t set = 0; set < sets; ++set) {
@@ -126,23 +145,22 @@ void run_pipeline(digest& d, const std::string& path, const std::string& name) {
         for (int step = 0; step < 5; ++step) {
             const float t = c.duration * static_cast<float>(step) / 4.0f;
             const std::string at = name + " set " + std::to_string(set) + " t " + std::to_string(step);
-            if (!keyblend::sample_clip(c, s, t, contexts[set], a)) d.out << at << " sample_clip failed\n";
-            keyblend::local_to_model(s, a, model);
+            if (!sample(c, t, contexts[set], a)) d.out << at << " sample_clip failed\n";
+            if (!hierarchy(&a)) d.out << at << " hierarchy failed\n";
             for (std::size_t j = 0; j < s.size(); ++j) d.mat(at + " model " + std::to_string(j), model[j]);
             if (!keyblend::sample_local_matrices(c, s, t, local)) d.out << at << " sample_local failed\n";
             for (std::size_t j = 0; j < s.size(); ++j) d.mat(at + " local " + std::to_string(j), local[j]);
 
             keyblend::sampling_context next_context;
-            if (!keyblend::sample_clip(next, s, next.duration * 0.5f, next_context, b))
+            if (!sample(next, next.duration * 0.5f, next_context, b))
                 d.out << at << " sample_clip (next) failed\n";
-            const keyblend::blend_layer layers[] = {{&a, 0.5f, nullptr}, {&b, 0.5f, nullptr}};
+            const keyblend::blend_layer layers[] = {{&a, 0.5f}, {&b, 0.5f}};
             keyblend::blend_job job;
             job.rest_pose = &bind;
             job.layers = layers;
-            job.layer_count = 2;
             job.output = &blended;
             if (!job.run()) d.out << at << " blend failed\n";
-            keyblend::local_to_model(s, blended, model);
+            if (!hierarchy(&blended)) d.out << at << " hierarchy failed\n";
             for (std::size_t j = 0; j < s.size(); ++j) d.mat(at + " blended " + std::to_string(j), model[j]);
 
             skin_meshes(d, *file, model, at);

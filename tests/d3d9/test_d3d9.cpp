@@ -4,6 +4,7 @@
 #include <keyblend/d3d9.hpp>
 
 #include "../helpers.hpp"
+#include "../job_helpers.hpp"
 #include "device.hpp"
 
 #include <keyblend/clip.hpp>
@@ -387,8 +388,7 @@ TEST_CASE("d3d9: skinning straight into a locked vertex buffer") {
     job.weights = keyblend::make_span(weights, k);
     job.in_positions = keyblend::make_span(positions);
     job.in_normals = keyblend::make_span(normals);
-    job.palette = palette.data();
-    job.palette_size = palette.size();
+    job.palette = {palette.data(), palette.size()};
     job.out_positions = keyblend::make_span(ref_positions);
     job.out_normals = keyblend::make_span(ref_normals);
     REQUIRE(job.validate());
@@ -571,15 +571,18 @@ TEST_CASE("d3d9: GPU palette skinning and CPU skinning into a vertex buffer draw
 
     // One frame of the animation: sample, hierarchy, palette.
     const keyblend::clip& clip = file->animation_sets[0].clip;
-    std::vector<glm::mat4> local, model, palette, bind_palette;
-    REQUIRE(keyblend::sample_local_matrices(clip, file->skeleton, 0.37f * clip.duration, local));
-    keyblend::local_to_model(file->skeleton, local, model);
     const auto& bones = mesh.skin.bones;
-    using keyblend::io::skin_bone;
-    REQUIRE(keyblend::build_palette(model, keyblend::member_span(bones, &skin_bone::joint),
-                                    keyblend::member_span(bones, &skin_bone::offset), palette));
-    REQUIRE(keyblend::build_palette(file->skeleton.bind_model(), keyblend::member_span(bones, &skin_bone::joint),
-                                    keyblend::member_span(bones, &skin_bone::offset), bind_palette));
+    std::vector<glm::mat4> local, model, palette(bones.size()), bind_palette(bones.size());
+    REQUIRE(kbtest::sample_local_matrices(clip, file->skeleton, 0.37f * clip.duration, local));
+    kbtest::local_to_model(file->skeleton, local, model);
+    keyblend::palette_job matrices;
+    matrices.model = model;
+    matrices.bones = bones;
+    matrices.output = palette;
+    REQUIRE(matrices.run());
+    matrices.model = file->skeleton.bind_model();
+    matrices.output = bind_palette;
+    REQUIRE(matrices.run());
 
     kbtest::device dev;
     dev->SetRenderState(D3DRS_CULLMODE, D3DCULL_NONE);
@@ -656,8 +659,7 @@ TEST_CASE("d3d9: GPU palette skinning and CPU skinning into a vertex buffer draw
     job.weights = keyblend::make_span(mesh.skin.weights, k);
     job.in_positions = keyblend::make_span(mesh.positions);
     job.in_normals = keyblend::make_span(mesh.normals);
-    job.palette = palette.data();
-    job.palette_size = palette.size();
+    job.palette = {palette.data(), palette.size()};
 
     // Frame the animated pose (skinned on the CPU into plain arrays for the bounds).
     std::vector<glm::vec3> skinned(n), skinned_normals(n);

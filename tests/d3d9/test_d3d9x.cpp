@@ -6,6 +6,7 @@
 #include <keyblend/d3d9.hpp>
 
 #include "../helpers.hpp"
+#include "../job_helpers.hpp"
 #include "device.hpp"
 
 #include <keyblend/clip.hpp>
@@ -158,7 +159,7 @@ TEST_CASE("d3d9: import_frames and write_frame_matrices against D3DX's own hiera
 
     // keyblend's local_to_model written into the frames equals D3DX's recursive update.
     std::vector<glm::mat4> model;
-    keyblend::local_to_model(h->skeleton, h->skeleton.bind_local(), model);
+    kbtest::local_to_model(h->skeleton, h->skeleton.bind_local(), model);
     D3DXMATRIX identity;
     D3DXMatrixIdentity(&identity);
     update_hierarchy(tree.root(), identity);
@@ -209,11 +210,11 @@ TEST_CASE("d3d9: bad frame trees are reported") {
         rename.duplicates = keyblend::duplicate_names::rename;
         h = d3d9::import_frames(tree.root(), rename);
         REQUIRE(h);
-        CHECK(h->skeleton.index_of("f1#2") < 4);
+        CHECK(h->skeleton.find("f1#2").value() < 4);
         tree.frames[2]->Name = nullptr;
         h = d3d9::import_frames(tree.root());
         REQUIRE(h);
-        CHECK(h->skeleton.index_of("") < 4);
+        CHECK(h->skeleton.find("").value() < 4);
     }
     SUBCASE("a NaN matrix") {
         frame_tree tree(3, 6);
@@ -269,9 +270,13 @@ TEST_CASE("d3d9: import_skin gathers an ID3DXSkinInfo's influences per vertex") 
         b.bone(2, "j2", {2}, {0.25f});
         const auto imported = d3d9::import_skin(b.skin.get(), 4, s);
         REQUIRE(imported);
-        CHECK(imported->joints == std::vector<std::size_t>{s.index_of("j4"), s.index_of("j1"), s.index_of("j2")});
-        CHECK(kbtest::bit_equal(imported->offsets[0], offset));
-        CHECK(kbtest::bit_equal(imported->offsets[1], glm::mat4(1.0f)));
+        REQUIRE(imported->bones.size() == 3);
+        CHECK(imported->bones[0].joint == s.find("j4").value());
+        CHECK(imported->bones[1].joint == s.find("j1").value());
+        CHECK(imported->bones[2].joint == s.find("j2").value());
+        CHECK(imported->bones[0].name == "j4");
+        CHECK(kbtest::bit_equal(imported->bones[0].offset, offset));
+        CHECK(kbtest::bit_equal(imported->bones[1].offset, glm::mat4(1.0f)));
         REQUIRE(imported->influences_per_vertex == 3);
         CHECK(imported->bone_indices == std::vector<std::uint16_t>{1, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0});
         CHECK(imported->weights ==
@@ -416,11 +421,11 @@ TEST_CASE("d3d9: a D3DXLoadMeshHierarchyFromX model moves to keyblend: frames, s
     REQUIRE(n == mesh->positions.size());
     const auto skin = d3d9::import_skin(container->pSkinInfo, n, s);
     REQUIRE(skin);
-    REQUIRE(skin->joints.size() == mesh->skin.bones.size());
+    REQUIRE(skin->bones.size() == mesh->skin.bones.size());
     float offsets = 0.0f;
-    for (std::size_t b = 0; b < skin->joints.size(); ++b) {
-        CHECK(skin->joints[b] == mesh->skin.bones[b].joint);
-        offsets = (std::max)(offsets, kbtest::max_abs_diff(skin->offsets[b], mesh->skin.bones[b].offset));
+    for (std::size_t b = 0; b < skin->bones.size(); ++b) {
+        CHECK(skin->bones[b].joint == mesh->skin.bones[b].joint);
+        offsets = (std::max)(offsets, kbtest::max_abs_diff(skin->bones[b].offset, mesh->skin.bones[b].offset));
     }
     CHECK(skin->influences_per_vertex == mesh->skin.influences_per_vertex);
     CHECK(skin->bone_indices == mesh->skin.bone_indices);
@@ -451,14 +456,17 @@ TEST_CASE("d3d9: a D3DXLoadMeshHierarchyFromX model moves to keyblend: frames, s
     // Skinning from the D3DX data (its vertex buffer, import_skin, import_frames' skeleton) equals
     // skinning from keyblend's loader.
     const keyblend::clip& clip = file->animation_sets[0].clip;
-    std::vector<glm::mat4> local, model, palette, palette_io;
-    REQUIRE(keyblend::sample_local_matrices(clip, s, 0.5f * clip.duration, local));
-    keyblend::local_to_model(s, local, model);
-    REQUIRE(keyblend::build_palette(model, keyblend::make_span(skin->joints, 1), keyblend::make_span(skin->offsets, 1),
-                                    palette));
-    using keyblend::io::skin_bone;
-    REQUIRE(keyblend::build_palette(model, keyblend::member_span(mesh->skin.bones, &skin_bone::joint),
-                                    keyblend::member_span(mesh->skin.bones, &skin_bone::offset), palette_io));
+    std::vector<glm::mat4> local, model, palette(skin->bones.size()), palette_io(mesh->skin.bones.size());
+    REQUIRE(kbtest::sample_local_matrices(clip, s, 0.5f * clip.duration, local));
+    kbtest::local_to_model(s, local, model);
+    keyblend::palette_job matrices;
+    matrices.model = model;
+    matrices.bones = skin->bones;
+    matrices.output = palette;
+    REQUIRE(matrices.run());
+    matrices.bones = mesh->skin.bones;
+    matrices.output = palette_io;
+    REQUIRE(matrices.run());
     const std::size_t k = skin->influences_per_vertex;
     std::vector<glm::vec3> from_d3dx(n), from_io(n);
     keyblend::skinning_job<std::uint16_t> job;
@@ -467,15 +475,14 @@ TEST_CASE("d3d9: a D3DXLoadMeshHierarchyFromX model moves to keyblend: frames, s
     job.weights = keyblend::make_span(skin->weights, k);
     job.in_positions = in->positions;
     job.out_positions = keyblend::make_span(from_d3dx);
-    job.palette = palette.data();
-    job.palette_size = palette.size();
+    job.palette = {palette.data(), palette.size()};
     REQUIRE(job.validate());
     REQUIRE(job.run());
     job.joints = keyblend::make_span(mesh->skin.bone_indices, k);
     job.weights = keyblend::make_span(mesh->skin.weights, k);
     job.in_positions = keyblend::make_span(mesh->positions);
     job.out_positions = keyblend::make_span(from_io);
-    job.palette = palette_io.data();
+    job.palette = palette_io;
     REQUIRE(job.run());
     float skinned = 0.0f, size = 1.0f;
     for (std::size_t v = 0; v < n; ++v) {
@@ -483,7 +490,7 @@ TEST_CASE("d3d9: a D3DXLoadMeshHierarchyFromX model moves to keyblend: frames, s
         size = (std::max)(size, glm::length(from_io[v]));
     }
     MESSAGE("tiny.x through D3DXLoadMeshHierarchyFromX vs keyblend's loader: " << s.size() << " frames, bind "
-            << "matrices differ by " << bind << "; " << skin->joints.size() << " bones, offsets differ by "
+            << "matrices differ by " << bind << "; " << skin->bones.size() << " bones, offsets differ by "
             << offsets << ", weights by " << weights << "; " << n << " vertices differ by " << positions
             << "; skinned positions differ by " << skinned << " (model size " << size << ")");
     CHECK(bind <= 1e-6f);

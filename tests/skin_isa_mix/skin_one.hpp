@@ -26,8 +26,7 @@ mix_result skin_one() {
     job.weights = keyblend::make_span(weights, 2);
     job.in_positions = keyblend::make_span(pos);
     job.out_positions = keyblend::make_span(out);
-    job.palette = palette;
-    job.palette_size = 2;
+    job.palette = {palette, 2};
     bool ok = static_cast<bool>(job.run());
     for (std::size_t v = 0; v < n; ++v) ok = ok && out[v] == glm::vec3(float(v) + 1.0f, 1.0f, 2.0f);
     mix_result r;

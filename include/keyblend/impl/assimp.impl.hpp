@@ -324,7 +324,8 @@ private:
             }
             const std::string name = to_std(bone->mName);
             const std::string bone_label = label + ", bone " + std::to_string(b) + " " + in_quotes(name);
-            const std::size_t joint = out_.skeleton.index_of(name);
+            const result<std::size_t> found = out_.skeleton.find(name);
+            const std::size_t joint = found ? *found : out_.skeleton.size();
             if (joint >= out_.skeleton.size()) {
                 if (!problem(errc::not_found,
                              bone_label + " names no node" +
@@ -545,7 +546,8 @@ private:
                        std::vector<std::size_t>& channel_of_joint, clip& c) {
         const std::string node = to_std(na.mNodeName);
         const std::string label = where + " (node " + in_quotes(node) + ")";
-        const std::size_t joint = out_.skeleton.index_of(node);
+        const result<std::size_t> found = out_.skeleton.find(node);
+        const std::size_t joint = found ? *found : out_.skeleton.size();
         if (joint >= out_.skeleton.size())
             return problem(errc::not_found,
                            label + " animates a node that does not exist" +

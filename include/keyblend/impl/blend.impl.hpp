@@ -11,11 +11,11 @@
 namespace keyblend {
 
 inline status blend_matrix_additive(const clip& c, const skeleton& s, float time, float weight,
-                                    std::vector<glm::mat4>& local) {
+                                    span<glm::mat4> local) {
     if (!is_finite(weight))
         return impl::make_error(errc::non_finite,
                                 "clip '" + c.name + "': blend weight is NaN or infinite");
-    if (local.size() != s.size())
+    if (local.size() < s.size())
         return impl::make_error(errc::size_mismatch,
                                 "clip '" + c.name + "': local pose has " + std::to_string(local.size()) +
                                     " matrices for " + std::to_string(s.size()) + " joints");
@@ -34,7 +34,8 @@ inline status blend_matrix_additive(const clip& c, const skeleton& s, float time
         if (weight == 0.0f) continue;
         const glm::mat4& bind = s.bind_local()[ch.joint];
         const glm::mat4 m = sample_channel_matrix(ch, time, s.bind_transforms()[ch.joint], bind);
-        // The seed: matDiff = matAnimation - matOriginal; matDiff *= Blend; Transformation += matDiff.
+        // The classic code: matDiff = matAnimation - matOriginal; matDiff *= Blend;
+        // Transformation += matDiff.
         glm::mat4& target = local[ch.joint];
         for (int col = 0; col < 4; ++col)
             for (int row = 0; row < 4; ++row)
@@ -127,9 +128,9 @@ KEYBLEND_FORCE_INLINE trs_lanes<V> select(typename V::mask m, const trs_lanes<V>
 
 /// Joint weights [i, i + V::width) of a layer: 1 without an array, 0 past its end (padding).
 template <class V>
-KEYBLEND_FORCE_INLINE V load_joint_weights(const std::vector<float>* weights, std::size_t i) {
-    if (!weights) return V::set1(1.0f);
-    return V::load_first(weights->data() + i, weights->size() > i ? weights->size() - i : 0);
+KEYBLEND_FORCE_INLINE V load_joint_weights(span<const float> weights, std::size_t i) {
+    if (weights.empty()) return V::set1(1.0f);
+    return V::load_first(weights.data() + i, weights.size() > i ? weights.size() - i : 0);
 }
 
 /// pose ⊖ reference (see make_additive).
@@ -165,7 +166,7 @@ template <class V>
 void apply_additive_layers(const blend_job& job, std::size_t i, trs_lanes<V>& out) {
     using lanes::select;
     const V zero = V::set1(0.0f), one = V::set1(1.0f);
-    for (std::size_t l = 0; l < job.additive_count; ++l) {
+    for (std::size_t l = 0; l < job.additive_layers.size(); ++l) {
         const additive_layer& layer = job.additive_layers[l];
         if (layer.weight == 0.0f) continue;
         const V w = V::set1(layer.weight) * load_joint_weights<V>(layer.joint_weights, i);
@@ -199,11 +200,11 @@ struct blend_setup {
 
 inline blend_setup setup_blend(const blend_job& job) {
     blend_setup b;
-    while (b.first < job.layer_count && job.layers[b.first].weight == 0.0f) ++b.first;
-    for (std::size_t l = b.first; l < job.layer_count; ++l) {
+    while (b.first < job.layers.size() && job.layers[b.first].weight == 0.0f) ++b.first;
+    for (std::size_t l = b.first; l < job.layers.size(); ++l) {
         const blend_layer& layer = job.layers[l];
         if (layer.weight == 0.0f) continue;
-        b.masked |= layer.joint_weights != nullptr;
+        b.masked |= !layer.joint_weights.empty();
         b.total = l == b.first ? layer.weight : b.total + layer.weight;
     }
     b.rest_weight = std::max(job.threshold - b.total, 0.0f);
@@ -238,7 +239,7 @@ KEYBLEND_FORCE_INLINE void blend_lanes(const blend_job& job, const blend_setup& 
         acc.r = {fmadd(p.r.w, w, zero), fmadd(p.r.x, w, zero), fmadd(p.r.y, w, zero), fmadd(p.r.z, w, zero)};
         total = w;
     }
-    for (std::size_t l = b.first + 1; l < job.layer_count; ++l) {
+    for (std::size_t l = b.first + 1; l < job.layers.size(); ++l) {
         const blend_layer& layer = job.layers[l];
         if (layer.weight == 0.0f) continue;
         const V w = V::set1(layer.weight) * load_joint_weights<V>(layer.joint_weights, i);
@@ -283,7 +284,7 @@ KEYBLEND_FORCE_INLINE void blend_lanes(const blend_job& job, const blend_setup& 
 template <class V>
 void rest_lanes(const blend_job& job, std::size_t i) {
     trs_lanes<V> out = load_trs<V>(*job.rest_pose, i);
-    if (job.additive_count) apply_additive_layers(job, i, out);
+    if (job.additive_layers.size()) apply_additive_layers(job, i, out);
     store_trs(out, *job.output, i);
 }
 
@@ -295,16 +296,16 @@ inline std::string layer_label(std::size_t index, std::size_t layer_count) {
 
 /// Checks one layer (weighted or additive) of a job; allocates only to report an error.
 inline status check_layer(const blend_job& job, std::size_t l) {
-    const bool additive = l >= job.layer_count;
-    const std::size_t a = l - job.layer_count;
+    const bool additive = l >= job.layers.size();
+    const std::size_t a = l - job.layers.size();
     const local_pose* pose = additive ? job.additive_layers[a].pose : job.layers[l].pose;
     const local_pose* reference = additive ? job.additive_layers[a].reference : nullptr;
     const float weight = additive ? job.additive_layers[a].weight : job.layers[l].weight;
-    const std::vector<float>* joint_weights =
+    const span<const float> joint_weights =
         additive ? job.additive_layers[a].joint_weights : job.layers[l].joint_weights;
     const std::size_t n = job.rest_pose->size();
     const auto fail = [&](errc code, const std::string& what) {
-        return make_error(code, layer_label(l, job.layer_count) + ": " + what, l);
+        return make_error(code, layer_label(l, job.layers.size()) + ": " + what, l);
     };
     if (!is_finite(weight)) return fail(errc::non_finite, "weight is NaN or infinite");
     if (!additive && weight < 0.0f)
@@ -315,13 +316,17 @@ inline status check_layer(const blend_job& job, std::size_t l) {
         if (p && p->size() != n)
             return fail(errc::size_mismatch, std::string(role) + " has " + std::to_string(p->size()) +
                                                  " joints, the rest pose " + std::to_string(n));
+        if (p && p->morph_weights().size() != job.rest_pose->morph_weights().size())
+            return fail(errc::size_mismatch, std::string(role) + " has " + std::to_string(p->morph_weights().size()) +
+                                                 " morph weights, the rest pose " +
+                                                 std::to_string(job.rest_pose->morph_weights().size()));
     }
-    if (!joint_weights) return {};
-    if (joint_weights->size() != n)
-        return fail(errc::size_mismatch, std::to_string(joint_weights->size()) + " joint weights for " +
+    if (joint_weights.empty()) return {};
+    if (joint_weights.size() != n)
+        return fail(errc::size_mismatch, std::to_string(joint_weights.size()) + " joint weights for " +
                                              std::to_string(n) + " joints");
     for (std::size_t j = 0; j < n; ++j) {
-        const float v = (*joint_weights)[j];
+        const float v = joint_weights[j];
         if (is_finite(v) && v >= 0.0f) continue;
         return fail(is_finite(v) ? errc::invalid_argument : errc::non_finite,
                     "joint " + std::to_string(j) + " weight " + std::to_string(v) +
@@ -333,12 +338,12 @@ inline status check_layer(const blend_job& job, std::size_t l) {
 } // namespace impl
 
 namespace impl {
-/// True when `weights` is null, or holds n values, each finite and >= 0.
-inline bool joint_weights_ok(const std::vector<float>* weights, std::size_t n) {
-    if (!weights) return true;
-    if (weights->size() != n) return false;
+/// True when `weights` is empty (not given), or holds n values, each finite and >= 0.
+inline bool joint_weights_ok(span<const float> weights, std::size_t n) {
+    if (weights.empty()) return true;
+    if (weights.size() != n) return false;
     bool ok = true;
-    for (float v : *weights) ok &= is_finite(v) & (v >= 0.0f); // (no branch: the loop vectorises)
+    for (float v : weights) ok &= is_finite(v) & (v >= 0.0f); // (no branch: the loop vectorises)
     return ok;
 }
 
@@ -346,18 +351,22 @@ inline bool joint_weights_ok(const std::vector<float>* weights, std::size_t n) {
 /// report is built only when this says no).
 inline bool blend_job_ok(const blend_job& job) {
     if (!job.rest_pose || !job.output || !is_finite(job.threshold) || job.threshold < 0.0f ||
-        (!job.layers && job.layer_count) || (!job.additive_layers && job.additive_count))
+        (!job.layers.data() && job.layers.size()) || (!job.additive_layers.data() && job.additive_layers.size()))
         return false;
     const std::size_t n = job.rest_pose->size();
+    const std::size_t m = job.rest_pose->morph_weights().size();
+    const auto sized = [&](const local_pose* p) {
+        return p->size() == n && p->morph_weights().size() == m;
+    };
     bool ok = true;
-    for (std::size_t l = 0; l < job.layer_count; ++l) {
+    for (std::size_t l = 0; l < job.layers.size(); ++l) {
         const blend_layer& layer = job.layers[l];
-        ok &= layer.pose && layer.pose->size() == n && is_finite(layer.weight) && layer.weight >= 0.0f &&
+        ok &= layer.pose && sized(layer.pose) && is_finite(layer.weight) && layer.weight >= 0.0f &&
               joint_weights_ok(layer.joint_weights, n);
     }
-    for (std::size_t l = 0; l < job.additive_count; ++l) {
+    for (std::size_t l = 0; l < job.additive_layers.size(); ++l) {
         const additive_layer& layer = job.additive_layers[l];
-        ok &= layer.pose && layer.pose->size() == n && (!layer.reference || layer.reference->size() == n) &&
+        ok &= layer.pose && sized(layer.pose) && (!layer.reference || sized(layer.reference)) &&
               is_finite(layer.weight) && joint_weights_ok(layer.joint_weights, n);
     }
     return ok;
@@ -372,10 +381,10 @@ inline status blend_job::validate() const {
         return impl::make_error(errc::non_finite, "blend_job: threshold is NaN or infinite");
     if (threshold < 0.0f)
         return impl::make_error(errc::invalid_argument, "blend_job: threshold is negative");
-    if ((!layers && layer_count) || (!additive_layers && additive_count))
+    if ((!layers.data() && layers.size()) || (!additive_layers.data() && additive_layers.size()))
         return impl::make_error(errc::invalid_argument,
-                                "blend_job: a layer array is null but its count is not 0");
-    for (std::size_t l = 0; l < layer_count + additive_count; ++l)
+                                "blend_job: a layer span has null data but a size other than 0");
+    for (std::size_t l = 0; l < layers.size() + additive_layers.size(); ++l)
         if (status st = impl::check_layer(*this, l); !st) return st;
     return {};
 }
@@ -383,20 +392,57 @@ inline status blend_job::validate() const {
 namespace impl {
 /// The blend over Wide lanes (the widest the compiler targets) with a Narrow tail; the scalar
 /// reference is run_blend<lanes::f1>.
+/// The morph weights of a blend (blend_job step 4): scalar, they are few.
+inline void blend_morph_weights(const blend_job& job) {
+    const local_pose& rest = *job.rest_pose;
+    const span<const float> r = rest.morph_weights();
+    const span<const std::uint32_t> joint = rest.morph_weight_joints();
+    float* out = job.output->morph_weights().data();
+    const auto joint_weight = [&](span<const float> weights, std::size_t i) {
+        return weights.empty() || i >= joint.size() ? 1.0f : weights[joint[i]];
+    };
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        float total = 0.0f, sum = 0.0f;
+        for (const blend_layer& layer : job.layers) {
+            const float w = layer.weight * joint_weight(layer.joint_weights, i);
+            if (w == 0.0f) continue;
+            sum += w * layer.pose->morph_weights()[i];
+            total += w;
+        }
+        float value = r[i];
+        if (total != 0.0f) {
+            if (total < job.threshold) {
+                sum += (job.threshold - total) * r[i];
+                total = job.threshold;
+            }
+            value = sum / total;
+        }
+        for (const additive_layer& layer : job.additive_layers) {
+            const float a = layer.weight * joint_weight(layer.joint_weights, i);
+            if (a == 0.0f) continue;
+            const float d = layer.pose->morph_weights()[i] - (layer.reference ? layer.reference->morph_weights()[i] : 0.0f);
+            value += d * a;
+        }
+        out[i] = value;
+    }
+}
+
 template <class Wide, class Narrow = Wide>
 status run_blend(const blend_job& job) {
     if (!blend_job_ok(job)) return job.validate(); // (the report, built only on failure)
     job.output->resize(job.rest_pose->size());
+    job.output->set_morph_layout(*job.rest_pose);
+    if (!job.rest_pose->morph_weights().empty()) blend_morph_weights(job);
     const blend_setup b = setup_blend(job);
     const std::size_t padded = job.output->padded_size();
-    if (b.first == job.layer_count) {
+    if (b.first == job.layers.size()) {
         lanes::for_each_lanes<Wide, Narrow>(0, padded, [&](auto lane, std::size_t i) {
             rest_lanes<decltype(lane)>(job, i);
         });
         return {};
     }
     // (Two instantiations: the additive layers' call would otherwise keep every result in memory.)
-    if (job.additive_count)
+    if (job.additive_layers.size())
         lanes::for_each_lanes<Wide, Narrow>(0, padded, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
             blend_lanes<decltype(lane), true>(job, b, i);
         });

@@ -129,9 +129,11 @@ inline glm::mat4 sample_channel_matrix(const channel& ch, float time, const tran
     return to_matrix(t);
 }
 
-inline status sample_local_matrices(const clip& c, const skeleton& s, float time,
-                                    std::vector<glm::mat4>& local) {
-    local.resize(s.size());
+inline status sample_local_matrices(const clip& c, const skeleton& s, float time, span<glm::mat4> local) {
+    if (local.size() < s.size())
+        return impl::make_error(errc::size_mismatch, "sample_local_matrices: room for " +
+                                                         std::to_string(local.size()) + " local matrices, the skeleton has " +
+                                                         std::to_string(s.size()) + " joints");
     for (std::size_t j = 0; j < s.size(); ++j) local[j] = s.bind_local()[j];
     status out;
     for (std::size_t i = 0; i < c.channels.size(); ++i) {

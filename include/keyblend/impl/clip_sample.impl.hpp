@@ -28,6 +28,13 @@ namespace keyblend {
 namespace impl {
 
 struct clip_sampler {
+    static sampling_state& state(sampling_context& c) { return c.state_; }
+
+    /// sample() below on a context's state (the tests run each lane path this way).
+    template <class Wide, class Narrow = Wide>
+    static status sample(const clip& cl, const skeleton& s, float time, sampling_context& c, local_pose& out) {
+        return sample<Wide, Narrow>(cl, s, time, c.state_, out);
+    }
     enum component : unsigned { translation = 0, rotation = 1, scale = 2 };
     // Streams per component: lo, hi, 1 / (hi - lo) or 0, value 0 (dim floats), value 1 (dim floats).
     static constexpr unsigned dims[3] = {3, 4, 3};
@@ -42,10 +49,10 @@ struct clip_sampler {
     static constexpr unsigned tangent_base[3] = {33, 39, 47};
     static constexpr unsigned stream_count = 53;
 
-    static float* stream(sampling_context& c, unsigned i) {
+    static float* stream(sampling_state& c, unsigned i) {
         return c.streams_.get() + static_cast<std::size_t>(i) * c.capacity_;
     }
-    static const float* stream(const sampling_context& c, unsigned i) {
+    static const float* stream(const sampling_state& c, unsigned i) {
         return c.streams_.get() + static_cast<std::size_t>(i) * c.capacity_;
     }
 
@@ -62,7 +69,7 @@ struct clip_sampler {
     }
 
     template <unsigned Comp>
-    static KEYBLEND_FORCE_INLINE void set_interval(sampling_context& c, std::size_t j, float lo,
+    static KEYBLEND_FORCE_INLINE void set_interval(sampling_state& c, std::size_t j, float lo,
                                                    float hi, float dt, const float* v0,
                                                    const float* v1) {
         float* p = c.streams_.get() + std::size_t(base[Comp]) * c.capacity_ + j;
@@ -75,7 +82,7 @@ struct clip_sampler {
             p[(3 + dims[Comp] + k) * cap] = v1[k];
         }
     }
-    static void set_interval(sampling_context& c, unsigned comp, std::size_t j, float lo, float hi,
+    static void set_interval(sampling_state& c, unsigned comp, std::size_t j, float lo, float hi,
                              float dt, const float* v0, const float* v1) {
         if (comp == translation) set_interval<translation>(c, j, lo, hi, dt, v0, v1);
         else if (comp == rotation) set_interval<rotation>(c, j, lo, hi, dt, v0, v1);
@@ -83,7 +90,7 @@ struct clip_sampler {
     }
 
     template <unsigned Comp>
-    static void set_tangents(sampling_context& c, std::size_t j, const float* m0, const float* m1) {
+    static void set_tangents(sampling_state& c, std::size_t j, const float* m0, const float* m1) {
         float* p = c.streams_.get() + std::size_t(tangent_base[Comp]) * c.capacity_ + j;
         const std::size_t cap = c.capacity_;
         for (unsigned k = 0; k < dims[Comp]; ++k) {
@@ -93,11 +100,11 @@ struct clip_sampler {
     }
 
     /// A value that holds at every time.
-    static void set_constant(sampling_context& c, unsigned comp, std::size_t j, const float* v) {
+    static void set_constant(sampling_state& c, unsigned comp, std::size_t j, const float* v) {
         set_interval(c, comp, j, -INFINITY, INFINITY, 0.0f, v, v);
     }
 
-    static void set_bind(sampling_context& c, unsigned comp, std::size_t j, const transform& bind) {
+    static void set_bind(sampling_state& c, unsigned comp, std::size_t j, const transform& bind) {
         float v[4];
         if (comp == translation) components(bind.translation, v);
         else if (comp == rotation) components(bind.rotation, v);
@@ -141,7 +148,7 @@ struct clip_sampler {
     }
 
     template <unsigned Comp, class Value>
-    static KEYBLEND_FORCE_INLINE void refresh_track(sampling_context& c, std::size_t j,
+    static KEYBLEND_FORCE_INLINE void refresh_track(sampling_state& c, std::size_t j,
                                                     const track<Value, float>& tr, float time,
                                                     const transform& bind) {
         if (tr.empty()) {
@@ -167,7 +174,7 @@ struct clip_sampler {
     }
 
     /// All three components of a matrix channel, from its keys split into T, R, S.
-    static void refresh_matrix(sampling_context& c, std::size_t j, const matrix_track<float>& tr,
+    static void refresh_matrix(sampling_state& c, std::size_t j, const matrix_track<float>& tr,
                                float time) {
         float lo, hi, dt;
         std::size_t first, second;
@@ -203,7 +210,7 @@ struct clip_sampler {
     }
 
     template <unsigned Comp>
-    static void refresh(sampling_context& c, const skeleton& s, std::size_t j, float time) {
+    static void refresh(sampling_state& c, const skeleton& s, std::size_t j, float time) {
         if (j >= c.joint_count_) return; // padding: constant, never refreshed
         const void* tr = c.tracks_[3 * j + Comp];
         if (!tr) set_bind(c, Comp, j, s.bind_transforms()[j]);
@@ -224,7 +231,7 @@ struct clip_sampler {
     /// lanes `subset_lanes`, keyed at some of their times (`sampling_context::subset_`): their
     /// keys from the same search, their intervals their own.
     template <unsigned Comp, class V>
-    static void refresh_shared(sampling_context& c, const skeleton& s, std::size_t i, unsigned lanes_mask,
+    static void refresh_shared(sampling_state& c, const skeleton& s, std::size_t i, unsigned lanes_mask,
                                unsigned subset_lanes, float time) {
         constexpr unsigned dim = dims[Comp];
         const std::size_t lead_joint = i + lanes::lowest_set_bit(lanes_mask);
@@ -235,7 +242,7 @@ struct clip_sampler {
         // every track baked at the same frames), its result reused by the rest of the group this
         // frame. (A result past this track's end, from keys changed since bind, is searched anew.)
         const std::size_t slot = (i / pose_lane_block) * 3 + Comp;
-        sampling_context::found_keys& found = c.shared_found_[c.shared_group_[slot]];
+        sampling_state::found_keys& found = c.shared_found_[c.shared_group_[slot]];
         if (!found.searched || !(found.time == time) || found.second >= n) {
             locate(lead, time, c.shared_cursors_[c.shared_group_[slot]], found.lo, found.hi, found.inv,
                    found.first, found.second);
@@ -339,7 +346,7 @@ struct clip_sampler {
     /// Refreshes the lanes of [i, i + V::width) whose interval for component Comp does not hold
     /// `t`.
     template <unsigned Comp, class V>
-    static KEYBLEND_FORCE_INLINE void refresh_stale(sampling_context& c, const skeleton& s,
+    static KEYBLEND_FORCE_INLINE void refresh_stale(sampling_state& c, const skeleton& s,
                                                     float time, V t, std::size_t i) {
         constexpr unsigned all = (1u << V::width) - 1u;
         const V lo = V::load(stream(c, base[Comp]) + i);
@@ -366,7 +373,7 @@ struct clip_sampler {
     /// separately, never join); 0 when no two lanes agree. (The largest, not the first track's:
     /// an exporter that drops a few keys of one track must not split its block into lanes.)
     template <unsigned Comp>
-    static void find_shared_keys(sampling_context& c) {
+    static void find_shared_keys(sampling_state& c) {
         for (std::size_t block = 0; block < c.padded_ / pose_lane_block; ++block) {
             const track_of<Comp>* tracks[pose_lane_block] = {};
             for (unsigned lane = 0; lane < pose_lane_block; ++lane) {
@@ -397,7 +404,7 @@ struct clip_sampler {
     /// the same times and are refreshed with them, from the shared search: subset_keys_ maps the
     /// number of shared keys at or before a time to the number of the lane's.
     template <unsigned Comp>
-    static void find_subset_keys(sampling_context& c) {
+    static void find_subset_keys(sampling_state& c) {
         for (std::size_t block = 0; block < c.padded_ / pose_lane_block; ++block) {
             const std::size_t slot = block * 3 + Comp;
             const unsigned shared = c.shared_[slot];
@@ -435,7 +442,7 @@ struct clip_sampler {
 
     /// The key times and mode of the track that leads slot (block x component) `slot`; times null
     /// for a slot without shared keys.
-    static void shared_lead_times(const sampling_context& c, std::size_t slot, unsigned comp,
+    static void shared_lead_times(const sampling_state& c, std::size_t slot, unsigned comp,
                                   const std::vector<float>*& times, interpolation& mode) {
         times = nullptr;
         const unsigned m = c.shared_[slot];
@@ -455,10 +462,10 @@ struct clip_sampler {
 
     /// shared_group_: each slot with shared keys joins the first slot before it whose lead track
     /// has the same key times and mode.
-    static void find_key_groups(sampling_context& c) {
+    static void find_key_groups(sampling_state& c) {
         const std::size_t slots = c.shared_.size();
         c.shared_group_.resize(slots);
-        c.shared_found_.assign(slots, sampling_context::found_keys{false, 0.0f, 0.0f, 0.0f, 0.0f, 0, 0});
+        c.shared_found_.assign(slots, sampling_state::found_keys{false, 0.0f, 0.0f, 0.0f, 0.0f, 0, 0});
         std::vector<std::size_t> leads; // the groups' first slots
         for (std::size_t slot = 0; slot < slots; ++slot) {
             c.shared_group_[slot] = static_cast<std::uint32_t>(slot);
@@ -481,7 +488,7 @@ struct clip_sampler {
         }
     }
 
-    static void bind(sampling_context& c, const clip& cl, const skeleton& s) {
+    static void bind(sampling_state& c, const clip& cl, const skeleton& s) {
         c.clip_ = &cl;
         c.skeleton_ = &s;
         c.channels_ = cl.channels.data();
@@ -558,10 +565,10 @@ struct clip_sampler {
 
     /// Every joint's morph weights: the bind pose's, and the channels' tracks where they have them
     /// (each sampled as sample_track does, from a cursor).
-    static void sample_morph_weights(const clip& cl, const skeleton& s, float time, sampling_context& c,
+    static void sample_morph_weights(const clip& cl, const skeleton& s, float time, sampling_state& c,
                                      local_pose& out) {
         const std::vector<float>& bind = s.bind_morph_weights();
-        out.resize_morph_weights(bind.size());
+        if (out.morph_weights().size() != bind.size()) out.set_morph_layout(s);
         const span<float> w = out.morph_weights();
         std::copy(bind.begin(), bind.end(), w.begin());
         for (const channel& ch : cl.channels) {
@@ -576,7 +583,7 @@ struct clip_sampler {
         }
     }
 
-    static bool is_bound(const sampling_context& c, const clip& cl, const skeleton& s) {
+    static bool is_bound(const sampling_state& c, const clip& cl, const skeleton& s) {
         // The channels' address too: the context keeps pointers to their tracks.
         return c.clip_ == &cl && c.skeleton_ == &s && c.channels_ == cl.channels.data() &&
                c.channel_count_ == cl.channels.size() &&
@@ -585,7 +592,7 @@ struct clip_sampler {
 
     /// Joints [i, i + V::width): interpolate the cached intervals at `time` into `out`.
     template <class V>
-    static KEYBLEND_FORCE_INLINE void interpolate_lanes(const sampling_context& c, float time,
+    static KEYBLEND_FORCE_INLINE void interpolate_lanes(const sampling_state& c, float time,
                                                        std::size_t i, local_pose& out) {
         using lanes::bits;
         using lanes::select;
@@ -680,7 +687,7 @@ struct clip_sampler {
     /// Refreshes over Narrow lanes (a width that divides pose_lane_block, which the shared-key
     /// masks are per), interpolates over Wide lanes with a Narrow tail.
     template <class Wide, class Narrow = Wide>
-    static status sample(const clip& cl, const skeleton& s, float time, sampling_context& c,
+    static status sample(const clip& cl, const skeleton& s, float time, sampling_state& c,
                          local_pose& out) {
         using V = Narrow;
         if (!is_bound(c, cl, s)) bind(c, cl, s);
@@ -714,7 +721,8 @@ struct clip_sampler {
 
 } // namespace impl
 
-inline sampling_context& sampling_context::operator=(const sampling_context& other) {
+namespace impl {
+inline sampling_state& sampling_state::operator=(const sampling_state& other) {
     if (this == &other) return *this;
     clip_ = other.clip_;
     skeleton_ = other.skeleton_;
@@ -741,16 +749,34 @@ inline sampling_context& sampling_context::operator=(const sampling_context& oth
     cubic_ = other.cubic_;
     streams_.reset();
     if (other.streams_) {
-        const std::size_t n = impl::clip_sampler::stream_count * capacity_;
-        streams_ = impl::allocate_aligned_floats(n);
+        const std::size_t n = clip_sampler::stream_count * capacity_;
+        streams_ = allocate_aligned_floats(n);
         std::memcpy(streams_.get(), other.streams_.get(), n * sizeof(float));
     }
     return *this;
 }
+} // namespace impl
 
-inline status sample_clip(const clip& c, const skeleton& s, float time, sampling_context& context,
-                          local_pose& out) {
-    return impl::clip_sampler::sample<impl::lanes::widest, impl::lanes::native>(c, s, time, context, out);
+namespace impl {
+inline status check_job(const sampling_job& job) {
+    if (!job.clip || !job.skeleton || !job.context || !job.output)
+        return make_error(errc::invalid_argument, std::string("sampling_job: no ") +
+                                                      (!job.clip ? "clip" : !job.skeleton ? "skeleton"
+                                                                        : !job.context  ? "sampling context"
+                                                                                        : "output pose"));
+    return {};
+}
+} // namespace impl
+
+inline status sampling_job::run() const {
+    if (status st = impl::check_job(*this); !st) return st;
+    return impl::clip_sampler::sample<impl::lanes::widest, impl::lanes::native>(*clip, *skeleton, time,
+                                                                                 impl::clip_sampler::state(*context), *output);
+}
+
+inline status sampling_job::validate() const {
+    if (status st = impl::check_job(*this); !st) return st;
+    return validate_clip(*clip, *skeleton);
 }
 
 } // namespace keyblend

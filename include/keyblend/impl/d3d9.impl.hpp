@@ -487,8 +487,7 @@ inline result<skin_influences> import_skin(ID3DXSkinInfo* skin, std::size_t vert
         return impl::make_error(errc::unsupported, "import_skin: " + std::to_string(bone_count) +
                                                        " bones (bone indices are 16-bit: at most 65536)");
     skin_influences out;
-    out.joints.resize(bone_count);
-    out.offsets.resize(bone_count);
+    out.bones.resize(bone_count);
     struct influence {
         std::uint32_t vertex;
         std::uint16_t bone;
@@ -500,14 +499,14 @@ inline result<skin_influences> import_skin(ID3DXSkinInfo* skin, std::size_t vert
     for (DWORD b = 0; b < bone_count; ++b) {
         const char* name = skin->GetBoneName(b);
         const std::string where = "import_skin: bone " + std::to_string(b) + " '" + (name ? name : "") + "'";
-        const std::size_t joint = s.index_of(name ? name : "");
-        if (joint == s.size())
-            return impl::make_error(errc::not_found, where + " names no joint of the skeleton", b);
-        out.joints[b] = joint;
+        const result<std::size_t> joint = s.find(name ? name : "");
+        if (!joint) return impl::make_error(errc::not_found, where + " names no joint of the skeleton", b);
+        out.bones[b].name = name ? name : "";
+        out.bones[b].joint = *joint;
         const D3DXMATRIX* offset = skin->GetBoneOffsetMatrix(b);
         if (!offset) return impl::make_error(errc::device_error, where + ": GetBoneOffsetMatrix returned null", b);
-        out.offsets[b] = to_glm(*offset);
-        if (!is_finite(out.offsets[b]))
+        out.bones[b].offset = to_glm(*offset);
+        if (!is_finite(out.bones[b].offset))
             return impl::make_error(errc::non_finite, where + ": the offset matrix is not finite", b);
         const DWORD n = skin->GetNumBoneInfluences(b);
         vertices.resize(n);

@@ -186,7 +186,7 @@ inline void correct_rotation(local_pose& pose, std::size_t j, const glm::quat& c
 /// The checks both jobs share: pointers, sizes, weight, and a joint's index, matrix and rotation.
 struct ik_checks {
     ik_checks(const char* name, const ik_buffers& b)
-        : job(name), s(b.skeleton), model(b.model), model_size(b.model_size), pose(b.pose) {}
+        : job(name), s(b.skeleton), model(b.model.data()), model_size(b.model.size()), pose(b.pose) {}
 
     const char* job;
     const skeleton* s;
@@ -198,7 +198,7 @@ struct ik_checks {
 
     // The checks as predicates, for the common case (every run() validates): no status is built.
     KEYBLEND_FORCE_INLINE bool common_ok(float weight) const {
-        return s && model && pose && model_size == s->size() && pose->size() == s->size() && is_finite(weight) &&
+        return s && model && pose && model_size >= s->size() && pose->size() == s->size() && is_finite(weight) &&
                weight >= 0.0f && weight <= 1.0f;
     }
     KEYBLEND_FORCE_INLINE bool joint_ok(std::size_t j) const {
@@ -213,7 +213,7 @@ struct ik_checks {
         if (!s) return fail(errc::invalid_argument, "skeleton is null");
         if (!model) return fail(errc::invalid_argument, "model is null");
         if (!pose) return fail(errc::invalid_argument, "pose is null");
-        if (model_size != s->size())
+        if (model_size < s->size())
             return fail(errc::size_mismatch, std::to_string(model_size) + " model matrices for " +
                                                  std::to_string(s->size()) + " joints");
         if (pose->size() != s->size())

@@ -48,8 +48,10 @@ inline result<player> player::create(const keyblend::skeleton& s, const std::vec
     p.vector_values_.assign(p.vector_names_.size(), glm::vec3(0.0f));
     p.vector_weights_.assign(p.vector_names_.size(), 0.0f);
     reset_to_bind(s, p.rest_);
-    p.pose_.resize(s.size());
-    p.target_pose_.resize(s.size());
+    p.pose_ = p.rest_;
+    p.target_pose_ = p.rest_;
+    p.local_.resize(s.size());
+    p.model_.resize(s.size());
     p.reset();
     p.update_hierarchy();
     return p;
@@ -70,19 +72,26 @@ inline result<std::size_t> player::find(const char* name) const {
                             "player: no animation set named '" + std::string(wanted) + "' (sets: " + known + ")");
 }
 
-inline void player::reset() { reset_to_bind(*skeleton_, local_); }
+inline void player::reset() { (void)reset_to_bind(*skeleton_, local_); }
 
-inline status player::blend(const char* name, double time, bool loop, float weight) {
+inline status player::blend(const char* name, double time, wrap_mode wrap, float weight) {
     const result<std::size_t> set = find(name);
     if (!set) return set.error();
     if (!is_finite(time))
         return impl::make_error(errc::non_finite, "player::blend: time is NaN or infinite");
     const clip& c = (*clips_)[*set];
-    const double t = wrap_time(time, double(c.duration), loop ? wrap_mode::loop_inclusive : wrap_mode::clamp);
+    const double t = wrap_time(time, double(c.duration), wrap);
     return blend_matrix_additive(c, *skeleton_, static_cast<float>(t), weight, local_);
 }
 
-inline void player::update_hierarchy(const glm::mat4& root) { local_to_model(*skeleton_, local_, model_, root); }
+inline void player::update_hierarchy(const glm::mat4& root) {
+    local_to_model_job job;
+    job.skeleton = skeleton_;
+    job.input_matrices = local_;
+    job.root = root;
+    job.output = model_;
+    (void)job.run(); // (sized at creation: cannot fail)
+}
 
 inline status player::set_animation(const char* name, double start_time) {
     const result<std::size_t> set = find(name);
@@ -123,7 +132,13 @@ inline status player::fade_to(const char* name, double time, double duration) {
 
 inline status player::sample_set(std::size_t set, double time, local_pose& out) {
     const clip& c = (*clips_)[set];
-    return sample_clip(c, *skeleton_, clip_time(c, time), contexts_[set], out);
+    sampling_job job;
+    job.clip = &c;
+    job.skeleton = skeleton_;
+    job.time = clip_time(c, time);
+    job.context = &contexts_[set];
+    job.output = &out;
+    return job.run();
 }
 
 inline void player::step_set(std::size_t set, double start, double local, float weight, step_state& state,
@@ -225,7 +240,6 @@ inline status player::update_animation(double time, const glm::mat4& root) {
             blend_job job;
             job.rest_pose = &rest_;
             job.layers = layers;
-            job.layer_count = 2;
             job.threshold = 0.0f;
             job.output = &pose_;
             if (st) st = job.run();
@@ -274,8 +288,13 @@ inline status player::update_animation(double time, const glm::mat4& root) {
     sample_channels(sets, locals, weights, count);
     has_time_ = true;
     last_time_ = time;
-    to_local_matrices(pose_, local_);
-    local_to_model(*skeleton_, pose_, model_, root);
+    (void)to_local_matrices(pose_, local_);
+    local_to_model_job job;
+    job.skeleton = skeleton_;
+    job.input = &pose_;
+    job.root = root;
+    job.output = model_;
+    (void)job.run(); // (sized at creation: cannot fail)
     return st;
 }
 

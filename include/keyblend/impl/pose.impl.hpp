@@ -30,6 +30,7 @@ inline local_pose& local_pose::operator=(const local_pose& other) {
     size_ = other.size_;
     padded_ = other.padded_;
     morph_ = other.morph_;
+    morph_joints_ = other.morph_joints_;
     for (unsigned s = 0; s < stream_count; ++s)
         if (padded_ > 0)
             std::memcpy(data(stream(s)), other.data(stream(s)), padded_ * sizeof(float));
@@ -96,34 +97,44 @@ inline void reset_to_bind(const skeleton& s, local_pose& pose) {
     pose.resize(s.size());
     const std::vector<transform>& bind = s.bind_transforms();
     for (std::size_t j = 0; j < s.size(); ++j) pose.set(j, bind[j]);
+    pose.set_morph_layout(s);
     const std::vector<float>& weights = s.bind_morph_weights();
-    pose.resize_morph_weights(weights.size());
     std::copy(weights.begin(), weights.end(), pose.morph_weights().begin());
 }
 
-inline void reset_to_bind(const skeleton& s, std::vector<glm::mat4>& local) {
-    // (resize + copy rather than assign: GCC 12 warns falsely about assign's memmove, -Wnonnull.)
-    local.resize(s.size());
-    for (std::size_t j = 0; j < s.size(); ++j) local[j] = s.bind_local()[j];
+inline void local_pose::set_morph_layout(const skeleton& s) {
+    morph_.resize(s.morph_weight_total(), 0.0f);
+    morph_joints_.resize(morph_.size());
+    for (std::size_t j = 0; j < s.size(); ++j)
+        for (std::size_t k = 0; k < s.morph_weight_count(j); ++k)
+            morph_joints_[s.morph_weight_offset(j) + k] = static_cast<std::uint32_t>(j);
 }
 
-inline status to_local_matrices(const local_pose& pose, glm::mat4* local, std::size_t count) {
-    if (count < pose.size())
-        return impl::make_error(errc::size_mismatch, "to_local_matrices: room for " + std::to_string(count) +
-                                                         " matrices, the pose has " +
-                                                         std::to_string(pose.size()) + " joints");
-    if (!local && pose.size())
-        return impl::make_error(errc::invalid_argument, "to_local_matrices: the output is null");
+inline void local_pose::set_morph_layout(const local_pose& other) {
+    if (&other == this) return;
+    morph_.resize(other.morph_.size(), 0.0f);
+    morph_joints_ = other.morph_joints_;
+}
+
+inline status reset_to_bind(const skeleton& s, span<glm::mat4> local) {
+    if (local.size() < s.size())
+        return impl::make_error(errc::size_mismatch, "reset_to_bind: room for " + std::to_string(local.size()) +
+                                                         " local matrices, the skeleton has " +
+                                                         std::to_string(s.size()) + " joints");
+    for (std::size_t j = 0; j < s.size(); ++j) local[j] = s.bind_local()[j];
+    return {};
+}
+
+inline status to_local_matrices(const local_pose& pose, span<glm::mat4> local) {
+    if (local.size() < pose.size())
+        return impl::make_error(errc::size_mismatch, "to_local_matrices: room for " + std::to_string(local.size()) +
+                                                         " matrices, the pose has " + std::to_string(pose.size()) +
+                                                         " joints");
     for (std::size_t j = 0; j < pose.size(); ++j) local[j] = to_matrix(pose.get(j));
     return {};
 }
 
-inline void to_local_matrices(const local_pose& pose, std::vector<glm::mat4>& local) {
-    local.resize(pose.size());
-    (void)to_local_matrices(pose, local.data(), local.size());
-}
-
-inline void to_local_pose(const std::vector<glm::mat4>& local, local_pose& pose) {
+inline void to_local_pose(span<const glm::mat4> local, local_pose& pose) {
     pose.resize(local.size());
     for (std::size_t j = 0; j < local.size(); ++j) pose.set(j, to_transform(local[j]));
 }
@@ -436,8 +447,7 @@ void local_to_model_range(const skeleton& s, const local_pose& local, std::size_
     }
 }
 
-/// The checks of the pointer versions of local_to_model and local_to_model_subtree: `what` names
-/// the function in the message.
+/// The buffer checks of local_to_model_job: `what` names the job in the message.
 inline status check_hierarchy_buffers(const char* what, const skeleton& s, std::size_t local_size,
                                       bool local_null, bool model_null, std::size_t model_count) {
     if (local_size != s.size())
@@ -468,113 +478,68 @@ inline void local_to_model_matrices(const skeleton& s, const glm::mat4* local, s
     }
 }
 
-/// The parent model matrix of `joint` from `model`: model[parent], or the identity for a root.
-inline glm::mat4 parent_model_of(const skeleton& s, std::size_t joint, const glm::mat4* model) {
-    const joint_index p = s.parent(joint);
-    return p < 0 ? glm::mat4(1.0f) : model[static_cast<std::size_t>(p)];
-}
 
 } // namespace impl
 
-inline status local_to_model(const skeleton& s, const local_pose& local, glm::mat4* model,
-                             std::size_t model_count, const glm::mat4& root) {
-    if (status st = impl::check_hierarchy_buffers("local_to_model", s, local.size(), false, !model, model_count); !st)
-        return st;
-    impl::local_to_model_range<impl::lanes::native>(s, local, 0, s.size(), nullptr, root, model);
-    return {};
-}
-
-inline status local_to_model(const skeleton& s, const glm::mat4* local, std::size_t local_count,
-                             glm::mat4* model, std::size_t model_count, const glm::mat4& root) {
-    if (status st = impl::check_hierarchy_buffers("local_to_model", s, local_count, !local, !model, model_count); !st)
-        return st;
-    impl::local_to_model_matrices(s, local, 0, s.size(), nullptr, root, model);
-    return {};
-}
-
-inline void local_to_model(const skeleton& s, const local_pose& local, std::vector<glm::mat4>& model,
-                           const glm::mat4& root) {
-    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model: pose and skeleton sizes differ");
-    model.resize(s.size());
-    impl::local_to_model_range<impl::lanes::native>(s, local, 0, std::min(local.size(), s.size()), nullptr,
-                                                    root, model.data());
-}
-
-inline void local_to_model(const skeleton& s, const std::vector<glm::mat4>& local,
-                           std::vector<glm::mat4>& model, const glm::mat4& root) {
-    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model: pose and skeleton sizes differ");
-    model.resize(s.size());
-    impl::local_to_model_matrices(s, local.data(), 0, std::min(local.size(), s.size()), nullptr, root,
-                                  model.data());
-}
-
-inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
-                                     const glm::mat4& parent_model, glm::mat4* model,
-                                     std::size_t model_count) {
-    if (joint >= s.size())
-        return impl::make_error(errc::out_of_range, "local_to_model_subtree: joint " + std::to_string(joint) +
-                                                        " is out of range (" + std::to_string(s.size()) +
-                                                        " joints)");
-    if (status st = impl::check_hierarchy_buffers("local_to_model_subtree", s, local.size(), false, !model,
-                                                  model_count);
+namespace impl {
+/// local_to_model_job's O(1) checks (run's).
+inline status check_job(const local_to_model_job& job) {
+    const char* what = "local_to_model_job";
+    if (!job.skeleton) return make_error(errc::invalid_argument, std::string(what) + ": no skeleton");
+    const skeleton& s = *job.skeleton;
+    const bool matrices = job.input_matrices.data() != nullptr || !job.input_matrices.empty();
+    if ((job.input != nullptr) == matrices)
+        return make_error(errc::invalid_argument,
+                          std::string(what) + (matrices ? ": both input and input_matrices are given"
+                                                        : ": neither input nor input_matrices is given"));
+    const std::size_t local_size = job.input ? job.input->size() : job.input_matrices.size();
+    if (status st = check_hierarchy_buffers(what, s, local_size, matrices && !job.input_matrices.data(),
+                                            !job.output.data(), job.output.size());
         !st)
         return st;
-    impl::local_to_model_range<impl::lanes::native>(s, local, joint, s.subtree_end(joint), &parent_model,
-                                                    parent_model, model);
+    if (job.from != local_to_model_job::all_joints && job.from >= s.size())
+        return make_error(errc::out_of_range, std::string(what) + ": from joint " + std::to_string(job.from) +
+                                                  " is out of range (" + std::to_string(s.size()) + " joints)");
+    return {};
+}
+} // namespace impl
+
+inline status local_to_model_job::run() const {
+    if (status st = impl::check_job(*this); !st) return st;
+    const keyblend::skeleton& s = *skeleton;
+    const std::size_t begin = from == all_joints ? 0 : from;
+    const std::size_t end = from == all_joints ? s.size() : s.subtree_end(from);
+    if (begin >= end) return {};
+    glm::mat4 parent = root;
+    const glm::mat4* first_parent = nullptr;
+    if (from != all_joints && s.parent(from) >= 0) {
+        parent = output[static_cast<std::size_t>(s.parent(from))];
+        first_parent = &parent;
+    }
+    if (input)
+        impl::local_to_model_range<impl::lanes::native>(s, *input, begin, end, first_parent, root, output.data());
+    else
+        impl::local_to_model_matrices(s, input_matrices.data(), begin, end, first_parent, root, output.data());
     return {};
 }
 
-inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
-                                     glm::mat4* model, std::size_t model_count) {
-    if (joint >= s.size() || model_count < s.size() || !model)
-        return local_to_model_subtree(s, joint, local, glm::mat4(1.0f), model, model_count); // (reports)
-    return local_to_model_subtree(s, joint, local, impl::parent_model_of(s, joint, model), model, model_count);
-}
-
-inline status local_to_model_subtree(const skeleton& s, std::size_t joint, const glm::mat4* local,
-                                     std::size_t local_count, const glm::mat4& parent_model,
-                                     glm::mat4* model, std::size_t model_count) {
-    if (joint >= s.size())
-        return impl::make_error(errc::out_of_range, "local_to_model_subtree: joint " + std::to_string(joint) +
-                                                        " is out of range (" + std::to_string(s.size()) +
-                                                        " joints)");
-    if (status st = impl::check_hierarchy_buffers("local_to_model_subtree", s, local_count, !local, !model,
-                                                  model_count);
-        !st)
-        return st;
-    impl::local_to_model_matrices(s, local, joint, s.subtree_end(joint), &parent_model, parent_model, model);
+inline status local_to_model_job::validate() const {
+    if (status st = impl::check_job(*this); !st) return st;
+    for (std::size_t j = 0; j < skeleton->size(); ++j) {
+        bool finite = true;
+        if (input) {
+            const transform t = input->get(j);
+            finite = is_finite(t.translation) && is_finite(t.rotation) && is_finite(t.scale);
+        } else {
+            finite = is_finite(input_matrices[j]);
+        }
+        if (!finite)
+            return impl::make_error(errc::non_finite,
+                                    "local_to_model_job: joint " + std::to_string(j) + " '" + skeleton->name(j) +
+                                        "': the local " + (input ? "transform" : "matrix") + " has NaN or infinity",
+                                    j);
+    }
     return {};
-}
-
-inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
-                                   const glm::mat4& parent_model, std::vector<glm::mat4>& model) {
-    KEYBLEND_ASSERT(joint < s.size(), "local_to_model_subtree: joint out of range");
-    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model_subtree: pose and skeleton sizes differ");
-    if (joint >= s.size()) return;
-    model.resize(s.size());
-    const std::size_t end = std::min(s.subtree_end(joint), local.size());
-    if (joint >= end) return;
-    impl::local_to_model_range<impl::lanes::native>(s, local, joint, end, &parent_model, parent_model,
-                                                    model.data());
-}
-
-inline void local_to_model_subtree(const skeleton& s, std::size_t joint, const local_pose& local,
-                                   std::vector<glm::mat4>& model) {
-    KEYBLEND_ASSERT(joint < s.size(), "local_to_model_subtree: joint out of range");
-    if (joint >= s.size()) return;
-    model.resize(s.size());
-    local_to_model_subtree(s, joint, local, impl::parent_model_of(s, joint, model.data()), model);
-}
-
-inline void local_to_model_subtree(const skeleton& s, std::size_t joint,
-                                   const std::vector<glm::mat4>& local,
-                                   const glm::mat4& parent_model, std::vector<glm::mat4>& model) {
-    KEYBLEND_ASSERT(joint < s.size(), "local_to_model_subtree: joint out of range");
-    KEYBLEND_ASSERT(local.size() == s.size(), "local_to_model_subtree: pose and skeleton sizes differ");
-    if (joint >= s.size()) return;
-    model.resize(s.size());
-    const std::size_t end = std::min(s.subtree_end(joint), local.size());
-    impl::local_to_model_matrices(s, local.data(), joint, end, &parent_model, parent_model, model.data());
 }
 
 } // namespace keyblend

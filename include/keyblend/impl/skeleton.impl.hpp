@@ -55,7 +55,7 @@ struct model_schedule {
 
     /// The split of window `w` of the whole skeleton, computed when the skeleton was built.
     static model_split full_range(const skeleton& s, std::size_t w) {
-        return {s.model_runs_[2 * w], s.model_runs_[2 * w + 1]};
+        return {s.schedule_.runs[2 * w], s.schedule_.runs[2 * w + 1]};
     }
 
     static constexpr std::size_t slots = 4;
@@ -156,27 +156,27 @@ struct model_schedule {
     /// The steps of window `w` of the whole skeleton (`slots` entries each), or none where the two
     /// runs are expected to be faster.
     static std::pair<const std::uint32_t*, std::size_t> full_range_steps(const skeleton& s, std::size_t w) {
-        const std::uint32_t first = s.model_steps_at_[w], last = s.model_steps_at_[w + 1];
-        return {s.model_steps_.data() + first, (last - first) / slots};
+        const std::uint32_t first = s.schedule_.steps_at[w], last = s.schedule_.steps_at[w + 1];
+        return {s.schedule_.steps.data() + first, (last - first) / slots};
     }
 
     static void build(skeleton& s) {
-        s.model_runs_.clear();
-        s.model_steps_.clear();
-        s.model_steps_at_.assign(1, 0);
+        s.schedule_.runs.clear();
+        s.schedule_.steps.clear();
+        s.schedule_.steps_at.assign(1, 0);
         for (std::size_t w = 0; w < s.size(); w += model_window_joints) {
             const std::size_t end = std::min(s.size(), w + model_window_joints);
             const model_split m = split(s, w, end);
-            s.model_runs_.push_back(static_cast<std::uint32_t>(m.first));
-            s.model_runs_.push_back(static_cast<std::uint32_t>(m.middle));
+            s.schedule_.runs.push_back(static_cast<std::uint32_t>(m.first));
+            s.schedule_.runs.push_back(static_cast<std::uint32_t>(m.middle));
             // The two runs: a joint's product waits ~11 cycles for its parent's, a pair of joints
             // takes ~12 (the multipliers' throughput). A step: ~14 (the chain, with a shuffle).
-            const std::size_t at = s.model_steps_.size();
-            const std::size_t n = steps(s, w, end, s.model_steps_);
+            const std::size_t at = s.schedule_.steps.size();
+            const std::size_t n = steps(s, w, end, s.schedule_.steps);
             const std::size_t pairs = std::min(m.middle - m.first, end - m.middle);
             const std::size_t two_runs = 11 * (m.first - w) + 12 * pairs + 11 * (end - m.first - 2 * pairs);
-            if (14 * n >= two_runs) s.model_steps_.resize(at);
-            s.model_steps_at_.push_back(static_cast<std::uint32_t>(s.model_steps_.size()));
+            if (14 * n >= two_runs) s.schedule_.steps.resize(at);
+            s.schedule_.steps_at.push_back(static_cast<std::uint32_t>(s.schedule_.steps.size()));
         }
     }
 };
@@ -462,21 +462,14 @@ inline result<skeleton> skeleton::from_frame_tree(const std::vector<frame_desc>&
     return b.finish(options);
 }
 
-inline std::size_t skeleton::index_of(std::string_view name) const noexcept {
+inline result<std::size_t> skeleton::find(std::string_view name) const {
     const auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
                                      [&](joint_index j, std::string_view key) {
                                          return std::string_view(names_[static_cast<std::size_t>(j)]) < key;
                                      });
     if (it != by_name_.end() && names_[static_cast<std::size_t>(*it)] == name)
         return static_cast<std::size_t>(*it);
-    return size();
-}
-
-inline result<std::size_t> skeleton::find(std::string_view name) const {
-    const std::size_t j = index_of(name);
-    if (j == size())
-        return impl::make_error(errc::not_found, "no joint named '" + std::string(name) + "'");
-    return j;
+    return impl::make_error(errc::not_found, "no joint named '" + std::string(name) + "'");
 }
 
 } // namespace keyblend

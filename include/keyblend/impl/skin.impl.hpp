@@ -111,26 +111,21 @@ namespace keyblend {
 namespace impl {
 namespace skin {
 inline namespace KEYBLEND_SKIN_ABI {
-/// build_palette's checks: everything but the room in the output.
-template <class Index>
-status check_palette(std::size_t model_count, bool model_given, strided_span<Index> joint_of_bone,
-                     strided_span<const glm::mat4> offset) {
-    using index = std::remove_const_t<Index>;
-    static_assert(std::is_integral_v<index>, "joint indices are integers");
-    const std::size_t n = joint_of_bone.size;
-    if ((n && !joint_of_bone.data) || (offset.size && !offset.data) || (model_count && !model_given))
-        return make_error(errc::invalid_argument, "build_palette: a span or pointer has null data");
-    if (offset.size != n)
-        return make_error(errc::size_mismatch, "build_palette: " + std::to_string(n) + " bones but " +
-                                                   std::to_string(offset.size) + " offset matrices");
-    for (std::size_t b = 0; b < n; ++b) {
-        const index j = joint_of_bone(b);
-        if (j < index(0) || static_cast<std::uint64_t>(j) >= model_count)
+/// palette_job's checks.
+inline status check_palette(const palette_job& job) {
+    const std::size_t n = job.bones.size();
+    if ((n && !job.bones.data()) || (job.model.size() && !job.model.data()) || (job.output.size() && !job.output.data()))
+        return make_error(errc::invalid_argument, "palette_job: a span has null data but a size other than 0");
+    if (job.output.size() < n)
+        return make_error(errc::size_mismatch, "palette_job: " + std::to_string(n) + " bones but room for " +
+                                                   std::to_string(job.output.size()) + " palette matrices");
+    for (std::size_t b = 0; b < n; ++b)
+        if (job.bones[b].joint >= job.model.size())
             return make_error(errc::out_of_range,
-                              "build_palette: bone " + std::to_string(b) + ": joint " + std::to_string(j) +
-                                  " is outside the pose (" + std::to_string(model_count) + " joints)",
+                              "palette_job: bone " + std::to_string(b) + " '" + job.bones[b].name + "': joint " +
+                                  std::to_string(job.bones[b].joint) + " is outside the pose (" +
+                                  std::to_string(job.model.size()) + " joints)",
                               b);
-    }
     return {};
 }
 
@@ -174,18 +169,15 @@ inline void multiply_mat4(const glm::mat4& a, const glm::mat4& b, glm::mat4& out
 #endif
 }
 
-/// The palette products of build_palette, its checks made.
-template <class JointIndex>
-void fill_palette(const glm::mat4* model, strided_span<JointIndex> joint_of_bone, strided_span<const glm::mat4> offset,
-                  glm::mat4* palette) {
-    for (std::size_t b = 0; b < joint_of_bone.size; ++b)
-        multiply_mat4(model[static_cast<std::size_t>(joint_of_bone(b))], offset(b), palette[b]);
+/// The palette products, the job's checks made.
+inline void fill_palette(const palette_job& job) {
+    for (std::size_t b = 0; b < job.bones.size(); ++b)
+        multiply_mat4(job.model[job.bones[b].joint], job.bones[b].offset, job.output[b]);
 }
 } // namespace KEYBLEND_SKIN_ABI
 } // namespace skin
 } // namespace impl
 
-inline namespace KEYBLEND_SKIN_ABI {
 
 // ---------------------------------------------------------------------------------------------
 // Spans
@@ -225,31 +217,13 @@ strided_span<const T> member_span(const std::vector<S>& v, T S::*member) {
 // Palette
 // ---------------------------------------------------------------------------------------------
 
-template <class JointIndex>
-status build_palette(const glm::mat4* model, std::size_t model_count, strided_span<JointIndex> joint_of_bone,
-                     strided_span<const glm::mat4> offset, glm::mat4* palette, std::size_t palette_count) {
-    const std::size_t n = joint_of_bone.size;
-    if (status st = impl::skin::check_palette(model_count, model != nullptr, joint_of_bone, offset); !st) return st;
-    if (n && !palette) return impl::make_error(errc::invalid_argument, "build_palette: the palette pointer is null");
-    if (palette_count < n)
-        return impl::make_error(errc::size_mismatch, "build_palette: " + std::to_string(n) +
-                                                         " bones but room for " + std::to_string(palette_count) +
-                                                         " palette matrices");
-    impl::skin::fill_palette(model, joint_of_bone, offset, palette);
+inline status palette_job::validate() const { return impl::skin::check_palette(*this); }
+
+inline status palette_job::run() const {
+    if (status st = impl::skin::check_palette(*this); !st) return st;
+    impl::skin::fill_palette(*this);
     return {};
 }
-
-template <class JointIndex>
-status build_palette(const std::vector<glm::mat4>& model, strided_span<JointIndex> joint_of_bone,
-                     strided_span<const glm::mat4> offset, std::vector<glm::mat4>& palette) {
-    // Checked before resizing, so that an error leaves the vector as it was.
-    if (status st = impl::skin::check_palette(model.size(), true, joint_of_bone, offset); !st) return st;
-    palette.resize(joint_of_bone.size);
-    impl::skin::fill_palette(model.data(), joint_of_bone, offset, palette.data());
-    return {};
-}
-
-} // namespace KEYBLEND_SKIN_ABI
 
 // ---------------------------------------------------------------------------------------------
 // Checks shared by the jobs
@@ -832,20 +806,20 @@ inline std::size_t first_group_of(const lbs_args& a, std::size_t begin) {
 template <class Index>
 status run_linear_with(simd_isa isa, const skinning_job<Index>& j) {
     checked c;
-    if (status st = check_streams(j, j.palette, j.palette_size, sizeof(glm::mat4), c); !st) return st;
+    if (status st = check_streams(j, j.palette.data(), j.palette.size(), sizeof(glm::mat4), c); !st) return st;
     if (!isa_available(isa))
         return make_error(errc::unsupported, std::string("no ") + to_string(isa) + " kernels here");
     if (c.begin == c.end) return {};
-    const lbs_args a = make_args(j, &j.palette[0][0][0], j.palette_size,
+    const lbs_args a = make_args(j, reinterpret_cast<const float*>(j.palette.data()), j.palette.size(),
                                  j.normals == normal_transform::inverse_transpose, c);
 #if KEYBLEND_SKIN_DISPATCH
-    run_kernels<Index, 0, -1, -1>(isa, a, c.begin, c.end, c.n, j.palette_size);
+    run_kernels<Index, 0, -1, -1>(isa, a, c.begin, c.end, c.n, j.palette.size());
 #else
     namespace ks = kernels_static;
     if (isa == simd_isa::scalar)
-        ks::run_job<ks::f1, Index>(a, c.begin, c.end, c.n, j.palette_size);
+        ks::run_job<ks::f1, Index>(a, c.begin, c.end, c.n, j.palette.size());
     else
-        ks::run_job<ks::widest, Index>(a, c.begin, c.end, c.n, j.palette_size);
+        ks::run_job<ks::widest, Index>(a, c.begin, c.end, c.n, j.palette.size());
 #endif
     return {};
 }
@@ -924,11 +898,11 @@ struct job_traits;
 template <class Index>
 struct job_traits<skinning_job<Index>> {
     static status check(const skinning_job<Index>& j, checked& c) {
-        return check_streams(j, j.palette, j.palette_size, sizeof(glm::mat4), c);
+        return check_streams(j, j.palette.data(), j.palette.size(), sizeof(glm::mat4), c);
     }
     /// Where run()'s first SIMD group starts in the checked job (see group_start).
     static std::size_t first_group(const skinning_job<Index>& j, const checked& c) {
-        return first_group_of(make_args(j, &j.palette[0][0][0], j.palette_size, false, c), c.begin);
+        return first_group_of(make_args(j, reinterpret_cast<const float*>(j.palette.data()), j.palette.size(), false, c), c.begin);
     }
     template <class Config>
     static status check_config(const skinning_job<Index>& j) {
@@ -943,7 +917,7 @@ struct job_traits<skinning_job<Index>> {
 template <class Index>
 struct job_traits<dual_quaternion_skinning_job<Index>> {
     static status check(const dual_quaternion_skinning_job<Index>& j, checked& c) {
-        return check_streams(j, j.palette, j.palette_size, sizeof(dq_bone), c);
+        return check_streams(j, j.palette.data(), j.palette.size(), sizeof(dq_bone), c);
     }
     static std::size_t first_group(const dual_quaternion_skinning_job<Index>&, const checked& c) {
         return c.begin; // one vertex at a time
@@ -971,14 +945,14 @@ template <class JointIndex>
 template <class Abi>
 status skinning_job<JointIndex>::validate() const {
     impl::skin::checked c;
-    if (status st = impl::skin::check_streams(*this, palette, palette_size, sizeof(glm::mat4), c); !st)
+    if (status st = impl::skin::check_streams(*this, palette.data(), palette.size(), sizeof(glm::mat4), c); !st)
         return st;
-    for (std::size_t b = 0; b < palette_size; ++b)
+    for (std::size_t b = 0; b < palette.size(); ++b)
         if (!is_finite(palette[b]))
             return impl::make_error(errc::non_finite,
                                     "palette matrix " + std::to_string(b) + " is not finite", b);
-    const impl::skin::lbs_args a = impl::skin::make_args(*this, &palette[0][0][0], palette_size, false, c);
-    return impl::skin::check_influences<JointIndex>(a, c.begin, c.end, palette_size,
+    const impl::skin::lbs_args a = impl::skin::make_args(*this, reinterpret_cast<const float*>(palette.data()), palette.size(), false, c);
+    return impl::skin::check_influences<JointIndex>(a, c.begin, c.end, palette.size(),
                                                     this->weight_tolerance);
 }
 
@@ -987,14 +961,14 @@ template <class Config, class Abi>
 status skinning_job<JointIndex>::run() const {
     using traits = impl::skin::config_traits<Config>;
     impl::skin::checked c;
-    if (status st = impl::skin::check_streams(*this, palette, palette_size, sizeof(glm::mat4), c); !st)
+    if (status st = impl::skin::check_streams(*this, palette.data(), palette.size(), sizeof(glm::mat4), c); !st)
         return st;
     if (status st = impl::skin::check_config<Config>(*this); !st) return st;
     if (c.begin == c.end) return {};
-    const impl::skin::lbs_args a = impl::skin::make_args(*this, &palette[0][0][0], palette_size,
+    const impl::skin::lbs_args a = impl::skin::make_args(*this, reinterpret_cast<const float*>(palette.data()), palette.size(),
                                                          normals == normal_transform::inverse_transpose, c);
     impl::skin::run_kernels<JointIndex, traits::k, traits::implied, traits::streams>(
-        impl::skin::active_isa(), a, c.begin, c.end, c.n, palette_size);
+        impl::skin::active_isa(), a, c.begin, c.end, c.n, palette.size());
     return {};
 }
 
@@ -1002,17 +976,17 @@ template <class JointIndex>
 template <class Abi>
 status dual_quaternion_skinning_job<JointIndex>::validate() const {
     impl::skin::checked c;
-    if (status st = impl::skin::check_streams(*this, palette, palette_size, sizeof(dq_bone), c); !st)
+    if (status st = impl::skin::check_streams(*this, palette.data(), palette.size(), sizeof(dq_bone), c); !st)
         return st;
-    for (std::size_t b = 0; b < palette_size; ++b) {
+    for (std::size_t b = 0; b < palette.size(); ++b) {
         const dq_bone& e = palette[b];
         if (!is_finite(e.rigid.real) || !is_finite(e.rigid.dual) || !is_finite(e.scale[0]) ||
             !is_finite(e.scale[1]) || !is_finite(e.scale[2]))
             return impl::make_error(errc::non_finite,
                                     "palette entry " + std::to_string(b) + " is not finite", b);
     }
-    const impl::skin::lbs_args a = impl::skin::make_args(*this, nullptr, palette_size, false, c);
-    return impl::skin::check_influences<JointIndex>(a, c.begin, c.end, palette_size,
+    const impl::skin::lbs_args a = impl::skin::make_args(*this, nullptr, palette.size(), false, c);
+    return impl::skin::check_influences<JointIndex>(a, c.begin, c.end, palette.size(),
                                                     this->weight_tolerance);
 }
 
@@ -1020,11 +994,11 @@ template <class JointIndex>
 template <class Abi>
 status dual_quaternion_skinning_job<JointIndex>::run() const {
     impl::skin::checked c;
-    if (status st = impl::skin::check_streams(*this, palette, palette_size, sizeof(dq_bone), c); !st)
+    if (status st = impl::skin::check_streams(*this, palette.data(), palette.size(), sizeof(dq_bone), c); !st)
         return st;
     const impl::skin::lbs_args a = impl::skin::make_args(
-        *this, nullptr, palette_size, normals == normal_transform::inverse_transpose, c);
-    impl::skin::run_dqs<JointIndex>(a, palette, c.begin, c.end);
+        *this, nullptr, palette.size(), normals == normal_transform::inverse_transpose, c);
+    impl::skin::run_dqs<JointIndex>(a, palette.data(), c.begin, c.end);
     return {};
 }
 

@@ -87,6 +87,16 @@
 #define KEYBLEND_SKIN_ABI KEYBLEND_SKIN_CAT3(KEYBLEND_SKIN_STATIC_LANES, _, KEYBLEND_SKIN_LEVEL)
 #endif
 
+// The member functions of jobs whose bodies depend on the instruction sets (run(), validate()):
+// named after them too (GCC and Clang's ABI tag), so that each file's calls go to its own.
+#define KEYBLEND_SKIN_STR_(x) #x
+#define KEYBLEND_SKIN_STR(x) KEYBLEND_SKIN_STR_(x)
+#if defined(__GNUC__) || defined(__clang__)
+#define KEYBLEND_JOB_ABI [[gnu::abi_tag(KEYBLEND_SKIN_STR(KEYBLEND_SKIN_ABI))]]
+#else
+#define KEYBLEND_JOB_ABI
+#endif
+
 #if KEYBLEND_SKIN_X86
 #if KEYBLEND_SKIN_DISPATCH || defined(__AVX__)
 #include <immintrin.h>

@@ -104,17 +104,8 @@ struct material {
     std::string texture_file;
 };
 
-/// One bone of a skinned mesh: the joint it follows and the matrix that takes the mesh's vertices
-/// into that joint's bind space.
-struct skin_bone {
-    /// The joint's name (.X: the SkinWeights' transformNodeName).
-    std::string name;
-    /// The joint index in the skeleton.
-    std::size_t joint = 0;
-    /// Mesh space to the bone's bind space (.X matrixOffset; glTF inverseBindMatrices). The skinning
-    /// matrix of the bone is `model[joint] * offset`.
-    glm::mat4 offset = glm::mat4(1.0f);
-};
+/// One bone of a skinned mesh (skeleton.hpp): the joint it follows and its offset matrix.
+using keyblend::skin_bone;
 
 /// The most influences per vertex a mesh_skin holds.
 inline constexpr std::size_t max_influences_per_vertex = 8;

@@ -207,7 +207,8 @@ private:
         std::vector<const skin_record*> kept;
         std::vector<float> lost;
         for (const skin_record& w : r.skins) {
-            const std::size_t joint = s.index_of(w.frame);
+            const result<std::size_t> found = s.find(w.frame);
+            const std::size_t joint = found ? *found : s.size();
             if (joint < s.size()) {
                 if (kept.size() == std::numeric_limits<std::uint16_t>::max() + std::size_t{1}) {
                     failure_ = keyblend::impl::make_error(
@@ -346,7 +347,10 @@ private:
     /// The joint an Animation's reference names: by name, or by GUID when it gives none (the
     /// first frame with that GUID); sk.size() when there is no such frame.
     std::size_t find_frame(const animation_record& a, const skeleton& sk) {
-        if (!a.target.empty() || a.target_guid.empty()) return sk.index_of(a.target);
+        if (!a.target.empty() || a.target_guid.empty()) {
+            const result<std::size_t> found = sk.find(a.target);
+            return found ? *found : sk.size();
+        }
         if (!frames_by_guid_built_) {
             for (std::size_t f = 0; f < doc_.frames.size(); ++f)
                 if (!doc_.frames[f].guid.empty()) frame_by_guid_.emplace(doc_.frames[f].guid, f);

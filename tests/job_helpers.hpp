@@ -1,0 +1,79 @@
+// Tests' shorthand for running a job in one call (the tests of the jobs themselves use the jobs).
+#pragma once
+
+#include <keyblend/clip.hpp>
+#include <keyblend/pose.hpp>
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+namespace kbtest {
+
+/// A sampling_job, run.
+inline keyblend::status sample_clip(const keyblend::clip& c, const keyblend::skeleton& s, float time,
+                                    keyblend::sampling_context& context, keyblend::local_pose& out) {
+    keyblend::sampling_job job;
+    job.clip = &c;
+    job.skeleton = &s;
+    job.time = time;
+    job.context = &context;
+    job.output = &out;
+    return job.run();
+}
+
+/// A local_to_model_job over the whole skeleton into `model` (sized to the skeleton first).
+inline void local_to_model(const keyblend::skeleton& s, const keyblend::local_pose& local, std::vector<glm::mat4>& model,
+                           const glm::mat4& root = glm::mat4(1.0f)) {
+    model.resize(s.size());
+    keyblend::local_to_model_job job;
+    job.skeleton = &s;
+    job.input = &local;
+    job.root = root;
+    job.output = model;
+    REQUIRE(job.run());
+}
+inline void local_to_model(const keyblend::skeleton& s, const std::vector<glm::mat4>& local,
+                           std::vector<glm::mat4>& model, const glm::mat4& root = glm::mat4(1.0f)) {
+    model.resize(s.size());
+    keyblend::local_to_model_job job;
+    job.skeleton = &s;
+    job.input_matrices = local;
+    job.root = root;
+    job.output = model;
+    REQUIRE(job.run());
+}
+
+/// The sub-tree of `joint` again, its parent's model matrix taken from `model`.
+inline void local_to_model_subtree(const keyblend::skeleton& s, std::size_t joint, const keyblend::local_pose& local,
+                                   std::vector<glm::mat4>& model) {
+    model.resize(s.size());
+    keyblend::local_to_model_job job;
+    job.skeleton = &s;
+    job.input = &local;
+    job.from = joint;
+    job.output = model;
+    REQUIRE(job.run());
+}
+
+/// sample_local_matrices into `local`, sized to the skeleton first.
+inline keyblend::status sample_local_matrices(const keyblend::clip& c, const keyblend::skeleton& s, float time,
+                                             std::vector<glm::mat4>& local) {
+    local.resize(s.size());
+    return keyblend::sample_local_matrices(c, s, time, local);
+}
+
+/// to_local_matrices into a new vector.
+inline std::vector<glm::mat4> local_matrices(const keyblend::local_pose& pose) {
+    std::vector<glm::mat4> m(pose.size());
+    REQUIRE(keyblend::to_local_matrices(pose, m));
+    return m;
+}
+
+/// The bind local matrices into `local`, sized to the skeleton first.
+inline void reset_to_bind(const keyblend::skeleton& s, std::vector<glm::mat4>& local) {
+    local.resize(s.size());
+    REQUIRE(keyblend::reset_to_bind(s, keyblend::span<glm::mat4>(local)));
+}
+
+} // namespace kbtest
