@@ -7,9 +7,9 @@
 //                                                skin_parallel's executor overload)
 //   skin/<attributes>/<k>/<vertices>[/2]/avx2    where run() takes the AVX-512 kernels: the AVX2
 //                                                kernels, for comparison
-// The kernels run() uses are printed first (and in the context). bench_skin_dispatch is this
-// program built for baseline x86-64 with KEYBLEND_RUNTIME_DISPATCH: run both to see what the
-// dispatch costs against the compile-time choice.
+// The kernels run() uses are printed first (and in the context). bench_skin_kernels is this
+// program built for baseline x86-64 against keyblend::kernels (the compiled kernels, chosen at run
+// time): run both to see what the run-time choice costs against the compile-time one.
 //   skin/<attributes>/<k>/<vertices>/reference   the plain loop: blend glm::mat4s, multiply
 //   skin/tiny.x/pos+nrm/2/4432[/avx2|/reference] tiny.x's skinned body as the .X loader gives it
 //                                                (4432 vertices, 35 bones, 2 influences), posed
@@ -238,11 +238,38 @@ private:
     std::size_t count_ = 0;
 };
 
+/// One job on the given kernels: header-only, the library's internal entry point for a chosen
+/// instruction set (as the tests call it); with the compiled kernels, run() after bm_keyblend has
+/// forced that choice (force_kernel_isa) for the whole case.
+bool run_linear_with(keyblend::simd_isa isa, const keyblend::skinning_job<>& job) {
+#if defined(KEYBLEND_KERNELS_LIBRARY)
+    return keyblend::kernel_isa() == isa && job.run().has_value();
+#else
+    return keyblend::impl::skin::run_linear_with(isa, job).has_value();
+#endif
+}
+
+/// With the compiled kernels, the AVX2 ones for the lifetime of a case, then the CPU's choice again.
+struct forced_isa {
+    explicit forced_isa(bool on) : restore(keyblend::kernel_isa()), active(on) {
+#if defined(KEYBLEND_KERNELS_LIBRARY)
+        if (active) (void)keyblend::force_kernel_isa(keyblend::simd_isa::avx2);
+#endif
+    }
+    ~forced_isa() {
+#if defined(KEYBLEND_KERNELS_LIBRARY)
+        if (active) (void)keyblend::force_kernel_isa(restore);
+#endif
+    }
+    forced_isa(const forced_isa&) = delete;
+    forced_isa& operator=(const forced_isa&) = delete;
+    keyblend::simd_isa restore;
+    bool active;
+};
+
 /// What a build without AVX-512 runs (the AVX2 kernels), for the /avx2 cases where run() takes the
-/// AVX-512 kernels: the library's internal entry point for a chosen instruction set (as the tests
-/// call it), in the chunks and with the store policy skin_parallel would use.
+/// AVX-512 kernels, in the chunks and with the store policy skin_parallel would use.
 void run_avx2(const keyblend::skinning_job<>& job, std::size_t threads, spin_pool* pool) {
-    using keyblend::impl::skin::run_linear_with;
     constexpr keyblend::simd_isa avx2 = keyblend::simd_isa::avx2;
     if (threads == 1) {
         (void)run_linear_with(avx2, job);
@@ -272,6 +299,7 @@ void bm_keyblend(benchmark::State& state, const loaded_mesh* fixed, unsigned att
         return;
     }
     spin_pool pool(threads - 1);
+    const forced_isa forced(avx2);
     if (avx2) {
         for (auto _ : state) {
             run_avx2(job, threads, &pool);
@@ -367,12 +395,15 @@ const char* attribute_name(unsigned attrs) {
 
 /// The /avx2 cases exist where run() takes the AVX-512 kernels and the AVX2 ones can run too.
 bool has_avx2_cases() {
+#if defined(KEYBLEND_KERNELS_LIBRARY)
+    return keyblend::kernel_isa() == keyblend::simd_isa::avx512 && keyblend::kernel_isa_supported(keyblend::simd_isa::avx2);
+#else
     keyblend::skinning_job<> probe; // an empty job: run_linear_with only says whether it can
     probe.influences = 1;
     const glm::mat4 m(1.0f);
     probe.palette = {&m, 1};
-    return keyblend::skinning_isa() == keyblend::simd_isa::avx512 &&
-           keyblend::impl::skin::run_linear_with(keyblend::simd_isa::avx2, probe).has_value();
+    return keyblend::kernel_isa() == keyblend::simd_isa::avx512 && run_linear_with(keyblend::simd_isa::avx2, probe);
+#endif
 }
 
 void register_all() {
@@ -422,13 +453,13 @@ void register_all() {
 } // namespace
 
 int main(int argc, char** argv) {
-#if defined(KEYBLEND_RUNTIME_DISPATCH)
-    const char* how = "chosen at run time (KEYBLEND_RUNTIME_DISPATCH; KEYBLEND_SKIN_ISA forces)";
+#if defined(KEYBLEND_KERNELS_LIBRARY)
+    const char* how = "compiled kernels (keyblend::kernels), chosen at run time; KEYBLEND_ISA forces";
 #else
     const char* how = "chosen at compile time";
 #endif
-    std::printf("skinning kernels: %s, %s\n", keyblend::to_string(keyblend::skinning_isa()), how);
-    benchmark::AddCustomContext("skinning kernels", keyblend::to_string(keyblend::skinning_isa()));
+    std::printf("skinning kernels: %s, %s\n", keyblend::to_string(keyblend::kernel_isa()), how);
+    benchmark::AddCustomContext("skinning kernels", keyblend::to_string(keyblend::kernel_isa()));
     register_all();
     return kbbench::run(argc, argv, [](const std::string& full) -> std::string {
         // Every case measures real time (the 2-thread ones must): names end in "/real_time".

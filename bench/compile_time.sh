@@ -3,15 +3,20 @@
 # bench/compile_time/ alone (g++ -O2 -march=native by default, as an engine's release build) and
 # prints its wall seconds, CPU seconds (user + system: what the compile costs when other work
 # shares the machine) and peak memory (GNU time's "Maximum resident set size"), next to the
-# targets of issue 11 (which are wall seconds on a quiet machine). Nothing is linked or run.
+# targets (wall seconds on a quiet machine). Nothing is linked or run.
 #
-#   bash bench/compile_time.sh [--include DIR] [--cxx COMPILER] [--flags "FLAGS"] [--repeat N] [PROGRAM...]
+#   bash bench/compile_time.sh [--include DIR] [--cxx COMPILER] [--flags "FLAGS"] [--repeat N]
+#                              [--compiled-kernels] [PROGRAM...]
 #
 # --include  the keyblend headers to measure (default: this checkout's include/; point it at
 #            another checkout's include/ to measure a "before")
 # --cxx      the compiler (default: g++, or $CXX)
 # --flags    the flags (default: -std=c++17 -O2 -march=native)
 # --repeat   compile each program N times and report the fastest (default 1)
+# --compiled-kernels
+#            compile as a file of a program that links keyblend::kernels does
+#            (-DKEYBLEND_KERNELS_LIBRARY: the kernels are declared, not compiled); the target is
+#            then skin_general within 1.5x of include_all, printed when both are measured
 #
 # The targets are checked against wall seconds; on a loaded machine read the CPU column.
 # PROGRAM    names of bench/compile_time/*.cpp without .cpp (default: all of them)
@@ -25,6 +30,7 @@ include="$here/../include"
 cxx="${CXX:-g++}"
 flags="-std=c++17 -O2 -march=native"
 repeat=1
+compiled=0
 programs=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -32,7 +38,8 @@ while [ $# -gt 0 ]; do
     --cxx) cxx="$2"; shift 2 ;;
     --flags) flags="$2"; shift 2 ;;
     --repeat) repeat="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --compiled-kernels) compiled=1; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) programs+=("$1"); shift ;;
   esac
 done
@@ -44,7 +51,9 @@ if [ ! -x /usr/bin/time ]; then
   exit 1
 fi
 
-# The targets (issue 11), by program: wall seconds and peak MB, empty when none.
+if [ "$compiled" = 1 ]; then flags="$flags -DKEYBLEND_KERNELS_LIBRARY"; fi
+
+# The targets, by program: wall seconds and peak MB, "-" when none.
 target_of() {
   case "$1" in
     skin_configured) echo "3 300" ;;
@@ -53,6 +62,7 @@ target_of() {
   esac
 }
 
+declare -A walls cpus
 work="$(mktemp -d /tmp/keyblend-compile-time.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 echo "compiler: $($cxx --version | head -n 1)"
@@ -106,4 +116,15 @@ for p in "${programs[@]}"; do
     fi
   fi
   printf '%-22s %9s %8s %10s   %s%s\n' "$p" "$best_wall" "$best_cpu" "$best_mb" "$target" "$verdict"
+  walls["$p"]="$best_wall"
+  cpus["$p"]="$best_cpu"
 done
+
+# With the compiled kernels, a file with one skinning call against a file that only includes.
+if [ "$compiled" = 1 ] && [ -n "${walls[skin_general]:-}" ] && [ -n "${walls[include_all]:-}" ]; then
+  awk -v sw="${walls[skin_general]}" -v iw="${walls[include_all]}" \
+      -v sc="${cpus[skin_general]}" -v ic="${cpus[include_all]}" 'BEGIN {
+    r = sw / iw; rc = sc / ic
+    printf "\nskin_general / include_all: %.2fx wall, %.2fx cpu (target <= 1.5x)%s\n", r, rc, (r <= 1.5 ? " (met)" : " (NOT met)")
+  }'
+fi

@@ -432,7 +432,7 @@ void check_every_playback(const sample_fixture& f) {
 // check_every_playback on the scalar, SSE2 (when built) and native lane paths.
 void check_lane_paths(const sample_fixture& f) {
     SUBCASE("scalar") { check_every_playback<impl::lanes::f1>(f); }
-#if defined(KEYBLEND_LANES_AVX2) || defined(KEYBLEND_LANES_SSE2)
+#if KEYBLEND_SIMD_SSE2
     SUBCASE("SSE2") { check_every_playback<impl::lanes::f4>(f); }
 #endif
     SUBCASE("native") { check_every_playback<impl::lanes::native>(f); }
@@ -456,7 +456,7 @@ TEST_CASE("sample_clip equals sample_track per component: scalar reference path"
     check_every_playback<impl::lanes::f1>(f);
 }
 
-#if defined(KEYBLEND_LANES_AVX2) || defined(KEYBLEND_LANES_SSE2)
+#if KEYBLEND_SIMD_SSE2
 TEST_CASE("sample_clip equals sample_track per component: SSE2 path") {
     const sample_fixture f;
     check_every_playback<impl::lanes::f4>(f);

@@ -5,6 +5,7 @@
 // This file is compiled three times: in keyblend_tests (the build's widest SIMD path, AVX2 with
 // -march=native, and each narrower lane type called directly), in keyblend_tests_skin_sse2 (SSE2
 // only) and in keyblend_tests_skin_scalar (KEYBLEND_NO_INTRINSICS).
+#include <keyblend/kernels.hpp>
 #include <keyblend/skin.hpp>
 #include <keyblend/skin_threads.hpp>
 
@@ -405,19 +406,34 @@ std::string describe(const options& o, const char* index) {
            (o.range.end == vertex_range::all ? std::string("all") : std::to_string(o.range.end)) + ")";
 }
 
+/// Runs a job on the scalar reference kernels or the build's own: compiled into this file, through
+/// run_linear_with; compiled once (keyblend::kernels), by choosing them for the job's run().
+template <class Index>
+status run_with_isa(simd_isa isa, const skinning_job<Index>& job) {
+#if defined(KEYBLEND_KERNELS_LIBRARY)
+    const simd_isa chosen = kernel_isa();
+    if (status st = force_kernel_isa(isa); !st) return st;
+    const status st = job.run();
+    (void)force_kernel_isa(chosen);
+    return st;
+#else
+    return impl::skin::run_linear_with(isa, job);
+#endif
+}
+
 template <class Index>
 std::vector<float> run_path(simd_isa isa, fixture<Index>& f, const reference& r, const std::string& label) {
     f.reset_outputs();
-    REQUIRE(impl::skin::run_linear_with(isa, f.job));
+    REQUIRE(run_with_isa(isa, f.job));
     check_against(f, r, label + " [" + to_string(isa) + "]");
     return outputs_of(f);
 }
 
-/// The kernels a test compares with the scalar reference: the ones run() uses in this build (in a
-/// dispatch build, the forced ones: ctest runs the whole suite once per instruction set).
+/// The kernels a test compares with the scalar reference: the ones run() uses in this build (with
+/// the compiled kernels, the chosen ones: ctest runs the whole suite once per instruction set).
 std::vector<simd_isa> tested_isas() {
-    if (skinning_isa() == simd_isa::scalar) return {};
-    return {skinning_isa()};
+    if (kernel_isa() == simd_isa::scalar) return {};
+    return {kernel_isa()};
 }
 
 /// Runs the job on every lane type this build has and through run(); checks each against the
@@ -517,7 +533,7 @@ TEST_CASE("palette_job: model[bones[b].joint] * bones[b].offset, from a loader's
     CHECK(kbtest::max_abs_diff(palette[0], glm::mat4(1.0f)) < 1e-4f);
 }
 
-TEST_CASE("palette_job: into caller memory (a plain array); every invalid configuration an error, nothing written") {
+TEST_CASE("palette_job: into caller memory (a plain array), every invalid configuration an error with nothing written") {
     kbtest::rng rng(5);
     std::vector<glm::mat4> model;
     for (int i = 0; i < 5; ++i) model.push_back(rig_matrix(rng, true));
@@ -556,50 +572,52 @@ TEST_CASE("palette_job: into caller memory (a plain array); every invalid config
 // ---------------------------------------------------------------------------------------------
 
 TEST_CASE("the build's kernels") {
-#if defined(KEYBLEND_EXPECT_ISA) && !defined(KEYBLEND_RUNTIME_DISPATCH)
-    CHECK(std::string(to_string(skinning_isa())) == KEYBLEND_EXPECT_ISA);
+#if defined(KEYBLEND_EXPECT_ISA) && !defined(KEYBLEND_KERNELS_LIBRARY)
+    CHECK(std::string(to_string(kernel_isa())) == KEYBLEND_EXPECT_ISA);
 #endif
-    // A dispatch build run with KEYBLEND_SKIN_ISA set must run those kernels (ctest sets it only
+    // The compiled kernels run with KEYBLEND_ISA set must run those kernels (ctest sets it only
     // where the CPU has them), or the suite would test the wrong ones.
-    if (const char* forced = std::getenv("KEYBLEND_SKIN_ISA")) CHECK(std::string(to_string(skinning_isa())) == forced);
-    CHECK(skinning_isa_supported(skinning_isa()));
-    MESSAGE("skinning runs the " << to_string(skinning_isa()) << " kernels in this build");
+#if defined(KEYBLEND_KERNELS_LIBRARY)
+    if (const char* forced = std::getenv("KEYBLEND_ISA")) CHECK(std::string(to_string(kernel_isa())) == forced);
+#endif
+    CHECK(kernel_isa_supported(kernel_isa()));
+    MESSAGE("skinning runs the " << to_string(kernel_isa()) << " kernels in this build");
     // KEYBLEND_SKIN_QUADS=0 or 1 decides how the AVX-512 kernels take 2 to 4 slots (ctest runs the
     // AVX-512 suite once each way); without it, the CPU does.
     const std::string quads = std::getenv("KEYBLEND_SKIN_QUADS") ? std::getenv("KEYBLEND_SKIN_QUADS") : "";
-    if (quads == "0" || quads == "1") CHECK(impl::skin::prefer_quads() == (quads == "1"));
-    if (skinning_isa() == simd_isa::avx512)
-        MESSAGE("2 to 4 slots as " << std::string(impl::skin::prefer_quads() ? "quads" : "eight lanes"));
+    if (quads == "0" || quads == "1") CHECK(impl::tuning::prefer_quads() == (quads == "1"));
+    if (kernel_isa() == simd_isa::avx512)
+        MESSAGE("2 to 4 slots as " << std::string(impl::tuning::prefer_quads() ? "quads" : "eight lanes"));
 }
 
-#if defined(KEYBLEND_RUNTIME_DISPATCH)
+#if defined(KEYBLEND_KERNELS_LIBRARY)
 namespace {
-// ctest runs this dispatch build once per instruction set (KEYBLEND_SKIN_ISA): on a CPU without
-// the one asked for, the run is reported as skipped instead of testing other kernels.
+// ctest runs the suite on the compiled kernels once per instruction set (KEYBLEND_ISA): on a CPU
+// without the one asked for, the run is reported as skipped instead of testing other kernels.
 const bool skip_unsupported = [] {
-    const char* forced = std::getenv("KEYBLEND_SKIN_ISA");
+    const char* forced = std::getenv("KEYBLEND_ISA");
     if (!forced) return false;
     for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512})
         if (std::string(forced) == to_string(isa)) {
-            if (skinning_isa_supported(isa)) return false;
+            if (kernel_isa_supported(isa)) return false;
             std::printf("KEYBLEND-SKIP: this CPU does not run the %s kernels\n", forced);
             std::exit(0);
         }
-    std::printf("KEYBLEND_SKIN_ISA=%s names no kernels\n", forced);
+    std::printf("KEYBLEND_ISA=%s names no kernels\n", forced);
     std::exit(1);
 }();
 } // namespace
 #endif
 
-TEST_CASE("runtime dispatch: the widest kernels by default, narrower ones on request") {
-#if defined(KEYBLEND_RUNTIME_DISPATCH) && (defined(__x86_64__) || defined(__i386__))
-    const simd_isa chosen = skinning_isa();
-    CHECK(skinning_isa_supported(simd_isa::scalar));
-    CHECK(skinning_isa_supported(simd_isa::sse2));
-    if (!std::getenv("KEYBLEND_SKIN_ISA")) {
+TEST_CASE("compiled kernels: the widest the CPU runs by default, others on request") {
+#if defined(KEYBLEND_KERNELS_LIBRARY) && (defined(__x86_64__) || defined(__i386__))
+    const simd_isa chosen = kernel_isa();
+    CHECK(kernel_isa_supported(simd_isa::scalar));
+    CHECK(kernel_isa_supported(simd_isa::sse2));
+    if (!std::getenv("KEYBLEND_ISA")) {
         simd_isa widest = simd_isa::sse2;
         for (simd_isa isa : {simd_isa::avx2, simd_isa::avx512})
-            if (skinning_isa_supported(isa)) widest = isa;
+            if (kernel_isa_supported(isa)) widest = isa;
         CHECK(chosen == widest);
     }
     // Forcing each kernel set the CPU runs: run() then uses it; the results stay within the
@@ -609,26 +627,26 @@ TEST_CASE("runtime dispatch: the widest kernels by default, narrower ones on req
     fixture<std::uint16_t> f(o);
     const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
     for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512}) {
-        if (!skinning_isa_supported(isa)) {
-            CHECK(force_skinning_isa(isa).error().code == errc::unsupported);
+        if (!kernel_isa_supported(isa)) {
+            CHECK(force_kernel_isa(isa).error().code == errc::unsupported);
             continue;
         }
-        REQUIRE(force_skinning_isa(isa));
-        CHECK(skinning_isa() == isa);
+        REQUIRE(force_kernel_isa(isa));
+        CHECK(kernel_isa() == isa);
         f.reset_outputs();
         REQUIRE(f.job.run());
         check_against(f, r, std::string("forced ") + to_string(isa));
     }
-    REQUIRE(force_skinning_isa(chosen));
+    REQUIRE(force_kernel_isa(chosen));
 #else
     // A static build has its kernels only.
-    CHECK(force_skinning_isa(skinning_isa()));
+    CHECK(force_kernel_isa(kernel_isa()));
     for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512})
-        if (isa != skinning_isa()) {
-            const status st = force_skinning_isa(isa);
+        if (isa != kernel_isa()) {
+            const status st = force_kernel_isa(isa);
             REQUIRE_FALSE(st);
             CHECK(st.error().code == errc::unsupported);
-            CHECK(st.error().message.find("KEYBLEND_RUNTIME_DISPATCH") != std::string::npos);
+            CHECK(st.error().message.find("keyblend::kernels") != std::string::npos);
         }
 #endif
 }
@@ -1189,25 +1207,25 @@ TEST_CASE("packed outputs and padded outputs get the same bits, one slot or seve
             const glm::vec3 q(padded_n[4 * v], padded_n[4 * v + 1], padded_n[4 * v + 2]);
             differ += !same_bits(packed_p[v], p) + !same_bits(packed_n[v], q);
         }
-        INFO(k << " slots, " << to_string(skinning_isa()));
+        INFO(k << " slots, " << to_string(kernel_isa()));
         CHECK(differ == 0);
     }
 }
 
-#if defined(KEYBLEND_RUNTIME_DISPATCH) && (defined(__x86_64__) || defined(__i386__))
+#if defined(KEYBLEND_KERNELS_LIBRARY) && (defined(__x86_64__) || defined(__i386__))
 TEST_CASE("one slot: AVX-512's quads and AVX2's eight lanes get the same bits") {
     // The same arithmetic (the palette matrix, the transformed vertex scaled by a weight other
     // than 1) laid out two ways; groups of weight 1 and groups of other weights.
-    if (!skinning_isa_supported(simd_isa::avx2) || !skinning_isa_supported(simd_isa::avx512)) {
+    if (!kernel_isa_supported(simd_isa::avx2) || !kernel_isa_supported(simd_isa::avx512)) {
         MESSAGE("skipped: this CPU does not run both AVX2 and AVX-512 kernels");
         return;
     }
     skin_mesh m = random_mesh(203, 1, 20, 77);
     for (std::size_t v = 0; v < m.size(); ++v) m.weights[v] = v % 24 < 8 ? 1.0f : 0.25f + 0.01f * float(v % 7);
     std::vector<glm::vec3> out[2][2];
-    const simd_isa chosen = skinning_isa();
+    const simd_isa chosen = kernel_isa();
     for (int i = 0; i < 2; ++i) {
-        REQUIRE(force_skinning_isa(i ? simd_isa::avx512 : simd_isa::avx2));
+        REQUIRE(force_kernel_isa(i ? simd_isa::avx512 : simd_isa::avx2));
         out[i][0].assign(m.size(), glm::vec3(garbage()));
         out[i][1].assign(m.size(), glm::vec3(garbage()));
         skinning_job<> job = mesh_job(m);
@@ -1215,7 +1233,7 @@ TEST_CASE("one slot: AVX-512's quads and AVX2's eight lanes get the same bits") 
         job.out_normals = make_span(out[i][1]);
         REQUIRE(job.run());
     }
-    REQUIRE(force_skinning_isa(chosen));
+    REQUIRE(force_kernel_isa(chosen));
     std::size_t differ = 0;
     for (int s = 0; s < 2; ++s)
         for (std::size_t v = 0; v < m.size(); ++v) differ += !same_bits(out[0][s][v], out[1][s][v]);
@@ -1349,7 +1367,7 @@ TEST_CASE("the loader's layout: slots of weight 0 in a whole group are left out 
     f.weights.at(3, 3) = std::numeric_limits<float>::quiet_NaN();
     for (simd_isa isa : tested_isas()) {
         f.reset_outputs();
-        REQUIRE(impl::skin::run_linear_with(isa, f.job));
+        REQUIRE(run_with_isa(isa, f.job));
         INFO(to_string(isa));
         // (By the bits: -ffast-math folds std::isnan to false.)
         std::uint32_t nan_bits = 0, finite_bits = 0;
@@ -1378,17 +1396,17 @@ bool same_value(float a, float b) {
 /// many outputs differ between the two.
 template <class Index>
 std::size_t quads_against_lanes(fixture<Index>& f, const reference& r, const std::string& label) {
-    const int chosen = impl::skin::quads_choice.load();
+    const int chosen = impl::tuning::quads_choice.load();
     std::vector<float> out[2][2];
     for (int quads = 0; quads < 2; ++quads) {
-        impl::skin::quads_choice.store(quads);
-        out[quads][0] = run_path(skinning_isa(), f, r, label + (quads ? " quads" : " lanes"));
+        impl::tuning::quads_choice.store(quads);
+        out[quads][0] = run_path(kernel_isa(), f, r, label + (quads ? " quads" : " lanes"));
         f.reset_outputs();
         REQUIRE(f.job.run());
         check_against(f, r, label + (quads ? " quads [run]" : " lanes [run]"));
         out[quads][1] = outputs_of(f);
     }
-    impl::skin::quads_choice.store(chosen);
+    impl::tuning::quads_choice.store(chosen);
     std::size_t differ = 0;
     for (int path = 0; path < 2; ++path)
         for (std::size_t i = 0; i < out[0][path].size(); ++i) differ += !same_value(out[0][path][i], out[1][path][i]);
@@ -1431,13 +1449,13 @@ void loader_layout_quads(const options& o, const std::string& label) {
 TEST_CASE("2 to 4 slots: AVX-512's quads and its eight lanes get the same values") {
     // On CPUs whose 512-bit operations run at full width (Zen 5) the AVX-512 kernels skin 2 to 4
     // slots as quads of one vertex per 128-bit lane, elsewhere as eight lanes of floats
-    // (impl::skin::prefer_quads): the same FMAs in the same order. The loader's layout with
+    // (impl::tuning::prefer_quads): the same FMAs in the same order. The loader's layout with
     // slots of weight 0 leaves out unused last slots (a quad's when its vertices use only the
     // first, a group's of 8 from the last used one), which changes at most the sign of a zero. Both index types, stored and implied weights, every slot count,
     // lengths and ranges that are not whole groups, packed streams without tangents (what the
     // quads take) and with (what they leave to the eight lanes), against the reference too.
-    if (skinning_isa() != simd_isa::avx512) {
-        MESSAGE("skipped: this build does not run AVX-512 kernels (" << to_string(skinning_isa()) << ")");
+    if (kernel_isa() != simd_isa::avx512) {
+        MESSAGE("skipped: this build does not run AVX-512 kernels (" << to_string(kernel_isa()) << ")");
         return;
     }
     for (std::size_t k : {2u, 3u, 4u})

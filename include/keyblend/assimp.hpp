@@ -88,9 +88,8 @@ struct options {
     wrap_mode default_wrap = wrap_mode::loop;
     /// load_scene only: before handing a .X file to assimp, read it with io::load_xfile (lenient)
     /// and refuse it when keyblend's parser finds it malformed (errc::parse_error). assimp 5.2.5's
-    /// .X importer has no bounds checks: a SkinWeights vertex index out of range crashes it
-    /// (../shared/data/x/assimp/malformed_skinweights_oob.x). Costs one more parse of .X files
-    /// (keyblend's is ~4 times faster than assimp's).
+    /// .X importer has no bounds checks: a SkinWeights vertex index out of range crashes it.
+    /// Costs one more parse of .X files (keyblend's parser is the faster of the two).
     bool check_xfiles = true;
 };
 

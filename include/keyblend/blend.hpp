@@ -141,7 +141,7 @@ struct blend_job {
     status validate() const;
 
     /// validate(), then the blend. On a validation error the output is not touched.
-    status run() const;
+    KEYBLEND_JOB_ABI status run() const;
 };
 
 /// The additive difference of `pose` from `reference`, per joint (see additive_layer::reference):
@@ -149,7 +149,7 @@ struct blend_job {
 /// where the reference scale is 0). Applying it at weight 1 on top of `reference` gives `pose`
 /// back (to float rounding). `delta` is resized to pose.size(); it may alias either input.
 /// reference.size() != pose.size() is errc::size_mismatch, and `delta` is untouched.
-inline status make_additive(const local_pose& pose, const local_pose& reference, local_pose& delta);
+KEYBLEND_KERNEL_FUNCTION status make_additive(const local_pose& pose, const local_pose& reference, local_pose& delta);
 
 } // namespace keyblend
 

@@ -43,7 +43,7 @@
 namespace keyblend {
 
 namespace impl {
-struct clip_sampler;
+struct sampling_access;
 } // namespace impl
 
 /// D3DX's customary ticks per second, used when a file does not say (tiny.x has no
@@ -53,15 +53,15 @@ inline constexpr float default_ticks_per_second = 4800.0f;
 /// The largest tick count up to which every integer tick is exact in a clip's float times (2^24).
 inline constexpr float max_exact_tick = 16777216.0f;
 
-/// The keyed tracks of one joint in one clip (the seeds' cAnimation / S_ANIMATION). Times in ticks.
+/// The keyed tracks of one joint in one clip (the classic per-frame animation of a set). Times in ticks.
 ///
 /// Either any of rotation / translation / scale (local = T * R * S, missing components from the
 /// bind pose), or a matrix track (the whole local matrix; .X key types 3 and 4). A channel with
 /// both is rejected by validate_clip; sampled anyway, its matrix track wins (the animated-object
-/// seed applies matrix keys last, over the others).
+/// classic animated object applies matrix keys last, over the others).
 ///
 /// Interpolation follows each track's mode (track.hpp): rotation slerp (short path) or nlerp,
-/// vectors lerp, matrices element-wise (D3DX's and the seeds' way) or decomposed, or step.
+/// vectors lerp, matrices element-wise (D3DX's and the classic code's way) or decomposed, or step.
 struct channel {
     /// The animated joint: an index into the skeleton (joint order, see skeleton.hpp).
     std::size_t joint = 0;
@@ -112,13 +112,13 @@ struct motion_track {
     bool empty() const noexcept { return translation.empty() && rotation.empty(); }
 };
 
-/// A named clip: the seeds' animation set.
+/// A named clip: a classic animation set.
 struct clip {
     /// Found by name in a player (case-insensitively there). May be empty (tiny.x's set is unnamed).
     std::string name;
     /// Length in ticks: the time of the last frame. Wrapping uses it (see clip_time); keys after it
-    /// are kept but only reached by times past it. Loaders set it to the last key time (the seeds'
-    /// m_Length); `last_key_time` computes that.
+    /// are kept but only reached by times past it. Loaders set it to the last key time (the classic
+    /// set length); `last_key_time` computes that.
     float duration = 0.0f;
     /// Ticks per second, > 0. Seconds = ticks / ticks_per_second.
     float ticks_per_second = default_ticks_per_second;
@@ -144,7 +144,7 @@ inline float last_key_time(const clip& c);
 inline float first_key_time(const clip& c);
 
 /// `wrap_time(ticks, c.duration, c.wrap)`, as float ticks ready for sampling. Takes double so that
-/// a large running tick count (the seeds accumulate elapsed milliseconds in a DWORD) wraps exactly.
+/// a large running tick count (classic code accumulates elapsed milliseconds in a DWORD) wraps exactly.
 inline float clip_time(const clip& c, double ticks);
 
 /// Checks a clip against the skeleton it will animate and reports the first problem. The message
@@ -170,7 +170,7 @@ inline float clip_time(const clip& c, double ticks);
 inline status validate_clip(const clip& c, const skeleton& s);
 
 /// One channel's local matrix at `time` (ticks; NaN samples the first keys):
-/// - a matrix track: sample_track in its mode (linear: element-wise, exactly the seeds' lerp);
+/// - a matrix track: sample_track in its mode (linear: element-wise, exactly the classic lerp);
 /// - otherwise, when the channel has rotation/translation/scale tracks: `to_matrix(T * R * S)` of
 ///   the sampled components, each missing one taken from `bind`;
 /// - a channel with no keys at all: `bind_local`, exactly.
@@ -214,7 +214,7 @@ public:
     const clip* bound_clip() const noexcept { return state_.clip_; }
 
 private:
-    friend struct impl::clip_sampler;
+    friend struct impl::sampling_access;
     impl::sampling_state state_;
 };
 
@@ -259,7 +259,7 @@ struct sampling_job {
     local_pose* output = nullptr;
 
     status validate() const;
-    status run() const;
+    KEYBLEND_JOB_ABI status run() const;
 };
 
 // ---------------------------------------------------------------------------------------------

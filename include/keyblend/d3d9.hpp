@@ -21,7 +21,7 @@
 // NOMINMAX when it includes <d3d9.h> itself; a program that includes <windows.h> or <d3d9.h> first
 // must define NOMINMAX before it (the header stops with an #error naming the problem otherwise).
 //
-// Conventions (math.hpp, REFERENCE.md §1). D3D uses row vectors (`v * M`) and stores matrices row
+// Conventions (math.hpp, docs/conventions.md). D3D uses row vectors (`v * M`) and stores matrices row
 // by row; GLM uses column vectors (`M * v`) and stores them column by column. The two transposes
 // cancel: the 16 floats of a D3DMATRIX in memory order, read as a glm::mat4, are the same
 // transform. So the matrix conversions here copy memory and never transpose, and
@@ -282,7 +282,7 @@ namespace d3d9 {
 /// libraries' terms: `to_glm(D3DXMatrixRotationQuaternion(q)) == glm::mat4_cast(to_glm(q))`, and
 /// `D3DXQuaternionMultiply(a, b)` (a first, then b) is `to_glm(b) * to_glm(a)` (the test checks
 /// both, and D3DXQuaternionRotationAxis against glm::angleAxis, under wine). No conjugation: the
-/// one .X rotation keys need happens in the .X loader (REFERENCE.md §1), not here.
+/// one .X rotation keys need happens in the .X loader (docs/conventions.md), not here.
 inline glm::quat to_glm(const D3DXQUATERNION& q) noexcept;
 inline D3DXQUATERNION to_d3d(const glm::quat& q) noexcept;
 /// x, y, z, w by name. Exact.

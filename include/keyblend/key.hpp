@@ -12,7 +12,7 @@ namespace keyblend {
 /// One keyframe: a time and the value at that time.
 ///
 /// `Time` is `float` or `double` seconds, or an integer tick count (`std::uint32_t` for the
-/// seeds' DWORD milliseconds and .X ticks). `Value` is one of the types with a `key_traits`
+/// classic DWORD milliseconds and .X ticks). `Value` is one of the types with a `key_traits`
 /// specialisation: float, glm::vec3 (position, scale), glm::quat (rotation), glm::mat4 (matrix).
 template <class Value, class Time = float>
 struct key {
@@ -22,10 +22,10 @@ struct key {
 
 /// How a track fills the time between two keys.
 enum class interpolation : unsigned char {
-    /// Hold the earlier key's value until the next key's time (the seeds' "non-smooth" sampling).
+    /// Hold the earlier key's value until the next key's time (the classic "non-smooth" sampling).
     step,
     /// float and vec3: `a + (b - a) * t`. quat: short-path slerp. mat4: element-wise
-    /// `a + (b - a) * t`, which is what D3DX and the seeds do (a bone between two rotations shrinks
+    /// `a + (b - a) * t`, which is what D3DX and the classic code do (a bone between two rotations shrinks
     /// and shears: at 90 degrees apart the mid-way basis vectors are 0.707 long).
     linear,
     /// quat only: short-path normalised lerp. Cheaper than slerp, same end points, angular velocity

@@ -1,4 +1,4 @@
-// keyblend — umbrella header: the whole core (everything but io/ and the adapters).
+// keyblend — umbrella header: the whole core (everything but the loaders and the adapters).
 //
 // SPDX-License-Identifier: MIT
 #pragma once
@@ -16,3 +16,5 @@
 #include "skeleton.hpp"
 #include "skin.hpp"
 #include "track.hpp"
+// Last: with KEYBLEND_KERNELS_IMPLEMENTATION it defines the jobs' run() (kernels.hpp).
+#include "kernels.hpp"

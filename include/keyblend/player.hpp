@@ -1,24 +1,24 @@
 // keyblend — the classic "animation collection" facade: named sets played, blended and crossfaded
-// on one skeleton, with the hierarchy, attachments and bounds. What the seeds'
+// on one skeleton, with the hierarchy, attachments and bounds. What the classic
 // cBlendedAnimationCollection and OBJECT classes do, on top of clip / blend / pose.
 //
 // SPDX-License-Identifier: MIT
 //
-// Two ways to pose the skeleton, as in the seeds:
+// Two ways to pose the skeleton, as in classic Direct3D 9 code (docs/classic.md):
 //
 // - The blended collection (blending-skeletal-animations.txt), exactly: reset(), then blend(name,
 //   time, loop, weight) for each set — each adds (its local matrix - the bind matrix) * weight to
 //   the joints it animates, in matrix space — then update_hierarchy(). Sets that drive different
 //   joints (walk on the legs, shoot on the arms) combine perfectly; sets that drive the same joint
-//   add their differences element-wise, as the seed does (see blend.hpp for what that does to a
+//   add their differences element-wise, as the classic code does (see blend.hpp for what that does to a
 //   bone, and blend_job for the rigid alternative).
 //
 // - Playing one set (animated-object-class.zh.txt): set_animation(name, start), then
 //   update_animation(time) each frame, is_complete(time) to know when a non-looping set has ended;
-//   plus fade_to(name, time, duration) for a crossfade the seed did not have. Playing samples in
+//   plus fade_to(name, time, duration) for a crossfade the classic code did not have. Playing samples in
 //   TRS space (sample_clip, per-set sampling contexts) and crossfades with a blend_job, so bones
 //   stay rigid during a fade; matrix-keyed sets are therefore interpolated decomposed here, where
-//   blend() lerps them element-wise as the seed does (both agree at key times).
+//   blend() lerps them element-wise as the classic code does (both agree at key times).
 //
 // A player holds one character's state: its local and model matrices, the current set and fade,
 // and scratch poses sized once. It references the skeleton and clips it was created with (they
@@ -46,7 +46,7 @@
 
 namespace keyblend {
 
-/// True when a and b are equal ignoring ASCII case (the seeds' stricmp).
+/// True when a and b are equal ignoring ASCII case (the classic stricmp).
 inline bool equal_ignore_case(std::string_view a, std::string_view b) noexcept;
 
 /// An axis-aligned box and a sphere about the model-space origin that hold every joint's origin.
@@ -82,7 +82,7 @@ public:
     const keyblend::skeleton& skeleton() const noexcept { return *skeleton_; }
     const std::vector<clip>& clips() const noexcept { return *clips_; }
 
-    /// The seeds' set lookup. `name == nullptr`: the first set. Otherwise the set with exactly this
+    /// The classic set lookup. `name == nullptr`: the first set. Otherwise the set with exactly this
     /// name, else the first whose name equals it ignoring ASCII case. "" finds an unnamed set.
     /// errc::not_found (the message quotes the name and lists the sets), errc::empty when there are
     /// no sets.
@@ -90,7 +90,7 @@ public:
 
     // --- The blended collection -------------------------------------------------------------
 
-    /// The seeds' Reset: every local matrix back to the bind pose (skeleton::bind_local).
+    /// The classic Reset: every local matrix back to the bind pose (skeleton::bind_local).
     void reset();
 
     /// The classic Blend(name, time, loop, weight), in ticks: the time is wrapped by `wrap`
@@ -100,7 +100,7 @@ public:
     /// (nothing changed): the lookup's, errc::non_finite for a NaN or infinite time or weight.
     status blend(const char* name, double time, wrap_mode wrap, float weight = 1.0f);
 
-    /// The seeds' UpdateHierarchy: model = local_to_model(local(), root).
+    /// The classic UpdateHierarchy: model = the hierarchy of local(), under `root`.
     void update_hierarchy(const glm::mat4& root = glm::mat4(1.0f));
 
     // --- Playing one set ----------------------------------------------------------------------
@@ -124,7 +124,7 @@ public:
     bool fading() const noexcept { return target_ != no_set_; }
 
     /// Poses the skeleton at `time` (ticks): each playing set at clip_time(set, time - its start)
-    /// (its wrap mode: loop is the object seed's `time % length`, clamp holds the last frame; a
+    /// (its wrap mode: loop is the classic animated object's `time % length`, clamp holds the last frame; a
     /// zero-length set shows its first frame), blended by the fade's progress when fading, then
     /// local() and model() (with `root`) are updated. Without a current set: the bind pose.
     /// errc::non_finite for a NaN or infinite time (nothing changes).
@@ -169,13 +169,13 @@ public:
     const std::vector<std::string>& vector_channel_names() const noexcept { return vector_names_; }
     const std::vector<glm::vec3>& vector_channel_values() const noexcept { return vector_values_; }
 
-    /// The object seed's Animation_Complete: true when there is no current set, or when
+    /// The classic Animation_Complete: true when there is no current set, or when
     /// `time - start >= duration` of the current set (the fade's target while fading).
     bool is_complete(double time) const noexcept;
 
     // --- Results ------------------------------------------------------------------------------
 
-    /// The local matrices (one per joint, skeleton order): the seeds' TransformationMatrix.
+    /// The local matrices (one per joint, skeleton order): the classic TransformationMatrix.
     const std::vector<glm::mat4>& local() const noexcept { return local_; }
     /// The local pose of the last update_animation (translation / rotation / scale), of which
     /// local() holds the matrices there: a copy is where IK and other corrections start (ik.hpp).
@@ -184,7 +184,7 @@ public:
     /// The model matrices from the last update_hierarchy / update_animation: matCombined.
     const std::vector<glm::mat4>& model() const noexcept { return model_; }
 
-    /// The object seed's Attach_To_Object: the world matrix of an object attached to a joint,
+    /// The classic Attach_To_Object: the world matrix of an object attached to a joint,
     /// `owner_world * model()[joint] * object_local` (owner_world places this player's character;
     /// leave it the identity when model() already includes it as update's root). `joint_name`
     /// nullptr means the first root. errc::not_found for an unknown joint.

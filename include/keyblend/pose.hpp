@@ -19,7 +19,8 @@
 #pragma once
 
 #include "error.hpp"
-#include "impl/pose_simd.hpp"
+#include "impl/simd/aligned.hpp"
+#include "impl/simd/isa.hpp"
 #include "math.hpp"
 #include "skeleton.hpp"
 #include "span.hpp"
@@ -166,7 +167,7 @@ struct local_to_model_job {
     span<glm::mat4> output;
 
     status validate() const;
-    status run() const;
+    KEYBLEND_JOB_ABI status run() const;
 };
 
 } // namespace keyblend

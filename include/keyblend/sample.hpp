@@ -12,18 +12,18 @@ namespace keyblend {
 /// What happens to a time outside a clip's [0, length].
 ///
 /// Every mode maps a zero (or negative, or non-finite) length to time 0, so a zero-length clip
-/// shows its first frame (the seeds' rule for a set whose keys are all at time 0). A NaN time maps
+/// shows its first frame (the classic rule for a set whose keys are all at time 0). A NaN time maps
 /// to 0. Times already inside the range come back unchanged, bit for bit.
 enum class wrap_mode : unsigned char {
-    /// t < 0 becomes 0; t > length becomes length (the last key holds). The seeds' `Loop == FALSE`.
+    /// t < 0 becomes 0; t > length becomes length (the last key holds). The classic `Loop == FALSE`.
     clamp,
     /// Period `length`: t becomes t mod length, in [0, length); t == length shows the first
     /// frame. Negative times wrap backwards (-1 becomes length - 1). Infinite times become 0.
-    /// This is the animated-object seed's `time % m_time_length`, and what float seconds want.
+    /// This is the classic animated object's `time % m_time_length`, and what float seconds want.
     loop,
     /// Period `length + 1`: t becomes t mod (length + 1), in [0, length]; with integer ticks every
     /// tick from 0 to length is shown once, the last one holding the last key. This is the
-    /// blended-collection seed's `Time % (Length + 1)` (and the timed seed's
+    /// classic animation collection's `Time % (Length + 1)` (and the classic timed keyframes'
     /// `elapsed %= (last + 1)`), exactly. With floating time the period is length + 1 time unit,
     /// and times in (length, length + 1) clamp to the last key when sampled.
     loop_inclusive,

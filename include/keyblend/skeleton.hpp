@@ -10,7 +10,7 @@
 // Whatever the input order, `joint_of_source()` / `source_of_joint()` map between input indices
 // and joint indices.
 //
-// Bind pose. Each joint has a bind ("original", the seeds' matOriginal) local matrix, relative to
+// Bind pose. Each joint has a bind ("original", the classic matOriginal) local matrix, relative to
 // its parent, kept exactly as given. From it the skeleton derives the bind model matrices
 // (`bind_model[j] = bind_model[parent] * bind_local[j]`, roots `bind_local`), their inverses, and the
 // bind pose as translation/rotation/scale (`to_transform`, which drops shear; see math.hpp).

@@ -10,7 +10,7 @@
 //     palette[b] = model[joint_of_bone[b]] * offset[b]               build_palette
 //     v' = sum over the vertex's influences i of weight_i * palette[joint_i] * v    skinning_job
 //
-// which is the seeds' UpdateSkinnedMesh, written vertex-major (each vertex blends its matrices
+// which is the classic UpdateSkinnedMesh, written vertex-major (each vertex blends its matrices
 // once) instead of bone-major (each bone adds its weighted transform to every vertex it moves).
 // The two give the same result to float rounding; the tests check it.
 //
@@ -26,7 +26,7 @@
 #pragma once
 
 #include "error.hpp"
-#include "impl/skin_isa.hpp"
+#include "impl/simd/isa.hpp"
 #include "math.hpp"
 #include "skeleton.hpp"
 #include "span.hpp"
@@ -80,7 +80,7 @@ struct palette_job {
     span<const skin_bone> bones;
     span<glm::mat4> output;
 
-    KEYBLEND_JOB_ABI status validate() const;
+    status validate() const;
     KEYBLEND_JOB_ABI status run() const;
 };
 
@@ -164,8 +164,7 @@ struct skinning_streams {
     /// Optional: per vertex, how many of its k slots are used (1 to k); the used slots come first
     /// and the others hold weight 0 (compact_influences makes both so). Given, each block of 64
     /// vertices blends only as many slots as its busiest vertex uses: a mesh whose vertices are
-    /// sorted or clustered by count blends few zero weights (a tiny.x-like mix of 1 to 4
-    /// influences in clusters: ~10% faster than blending all 4); with counts scattered at random it
+    /// sorted or clustered by count blends few zero weights; with counts scattered at random it
     /// costs the same as blending all k. Empty: every vertex uses all k. With
     /// last_weight::implied the implied weight is that of the last *used* slot (that combination
     /// takes a slower path).
@@ -190,16 +189,6 @@ struct skinning_streams {
     store_policy stores = store_policy::automatic;
 };
 
-/// The instruction sets the linear-blend kernels are written for.
-enum class simd_isa : unsigned char {
-    scalar, ///< one vertex at a time: the reference (KEYBLEND_NO_INTRINSICS, or non-x86)
-    sse2,   ///< 4 vertices a step: x86-64 baseline
-    avx2,   ///< 8 vertices a step: AVX2 + FMA (+ BMI2)
-    avx512, ///< 8 vertices a step in AVX-512 registers: AVX-512 F/VL/BW/DQ
-};
-/// "scalar", "sse2", "avx2", "avx512" (the names KEYBLEND_SKIN_ISA takes).
-inline const char* to_string(simd_isa isa);
-
 /// Which streams a fixed_skinning run skins (positions always).
 enum class skinned_streams : unsigned char {
     positions = 1,
@@ -211,7 +200,7 @@ inline const char* to_string(skinned_streams s);
 
 /// skinning_job::run's default configuration: whatever the job says (1 to 8 influences, stored or
 /// implied weights, per-vertex counts, any streams), decided at run time. A file that calls it
-/// compiles every kernel (per influence count and layout mode, see impl/skin_kernels.hpp).
+/// compiles every kernel (per influence count and layout mode, see impl/skin/run.hpp).
 struct any_skinning {};
 
 /// A configuration stated at compile time, for files that know it: `job.run<fixed_skinning<4>>()`
@@ -229,29 +218,30 @@ struct fixed_skinning {
     static_assert(Influences >= 1 && Influences <= max_influences, "1 to 8 influences");
 };
 
-inline namespace KEYBLEND_SKIN_ABI {
-/// The kernels skinning_job::run() uses in this file: in a static build the widest the compiler
-/// targets (-march; KEYBLEND_NO_AVX512 stops at AVX2, KEYBLEND_NO_INTRINSICS at scalar). With
-/// KEYBLEND_RUNTIME_DISPATCH (GCC or Clang, x86-64) the widest the CPU runs, chosen at the first
-/// call of run() or of this function; unless the environment variable KEYBLEND_SKIN_ISA names
-/// kernels the CPU runs ("scalar", "sse2", "avx2", "avx512": unknown names and kernels the CPU
-/// lacks are ignored) or force_skinning_isa chose. Thread-safe.
-inline simd_isa skinning_isa();
-/// True when run() can use `isa` here: with dispatch, when the CPU runs it; in a static build,
-/// only for skinning_isa().
-inline bool skinning_isa_supported(simd_isa isa);
-/// With KEYBLEND_RUNTIME_DISPATCH: makes run() use the kernels of `isa` from now on (in the files
-/// built with the same flags; tests and benchmarks use it to compare kernels). errc::unsupported
-/// when the CPU does not run them, or in a static build for any kernels but skinning_isa()'s.
-inline status force_skinning_isa(simd_isa isa);
-} // namespace KEYBLEND_SKIN_ABI
+template <class JointIndex>
+struct skinning_job;
+template <class JointIndex>
+struct dual_quaternion_skinning_job;
+struct dq_bone;
 
 namespace impl {
+KEYBLEND_ISA_NS {
 namespace skin {
-inline namespace KEYBLEND_SKIN_ABI {
-struct abi_tag;
-}
+// The jobs' entry points (impl/skin.impl.hpp).
+template <class Index>
+status validate_linear(const skinning_job<Index>& j);
+template <class Index>
+status validate_dual_quaternion(const dual_quaternion_skinning_job<Index>& j);
 } // namespace skin
+} // namespace KEYBLEND_ISA
+namespace skin_entry {
+inline namespace KEYBLEND_BUILD_NS {
+template <class Config, class Index>
+status run_entry(const skinning_job<Index>& j);
+template <class Index>
+status run_entry_dq(const dual_quaternion_skinning_job<Index>& j);
+} // namespace KEYBLEND_BUILD_NS
+} // namespace skin_entry
 } // namespace impl
 
 /// Linear-blend skinning (LBS) of positions, normals and tangents with a matrix palette.
@@ -268,27 +258,23 @@ struct abi_tag;
 /// palette is clamped to the last entry by run() (never read out of bounds), an influence count
 /// to [0, k] (on data validate() rejects - a count of 0, a non-zero weight past a vertex's count -
 /// the paths may give different results, all inside memory); NaN weights give NaN output.
-/// Nothing allocates. SIMD unless KEYBLEND_NO_INTRINSICS: the kernels of skinning_isa(), AVX-512
-/// F/VL/BW/DQ or AVX2 + FMA (8 vertices a step) or SSE2 (4), chosen at compile time (the
-/// widest the compiler targets) or with KEYBLEND_RUNTIME_DISPATCH at run time; results equal the
-/// scalar path within float rounding (1e-5 relative), and the same kernels give the same bits in
-/// a static and a dispatch build. skin_parallel gives the same bits as run() for any task count.
-/// Files compiled with different instruction-set flags may be linked together: each calls its
-/// own kernels (impl/skin_isa.hpp).
+/// Nothing allocates. SIMD unless KEYBLEND_NO_INTRINSICS: the kernels of kernel_isa()
+/// (kernels.hpp), AVX-512 F/VL/BW/DQ or AVX2 + FMA (8 vertices a step) or SSE2 (4); results equal
+/// the scalar path within float rounding (1e-5 relative), and the same kernels give the same bits
+/// whether compiled into the file or in keyblend::kernels. skin_parallel gives the same bits as
+/// run() for any task count.
 ///
-/// Speed (position + normal, 4 influences, one core of the development machine, see README:
-/// AVX-512 ~490 M vertices/s, AVX2 ~400 M): fastest with the .X loader's layout (k joints and k
+/// Layouts, fastest first: the loaders' layout (k joints and k
 /// weights per vertex, one vertex after the other); joints and weights with other strides (a
 /// vertex buffer's BLENDINDICES / BLENDWEIGHT fields) take the strided kernels, which check a
 /// group's joints first (one vector compare for up to 8 slots per vertex, SWAR compares vertex by
-/// vertex beyond) and are ~10% slower; influences with component strides (planar) and per-vertex
+/// vertex beyond); influences with component strides (planar) and per-vertex
 /// counts with an implied weight take the dynamic kernel, the slowest. Positions, normals and
 /// tangents are fastest as packed arrays (std::vector<glm::vec3>, inlined in the kernels) or
 /// planar; interleaved buffers and the inverse-transpose go through an out-of-line transform.
 /// With 2 to 4 stored weights in the loader's layout and a mesh whose vertices mostly use fewer
 /// slots (the unused ones last, weight 0), the 8-wide kernels blend each group of 8 vertices up
-/// to the last slot that one of them uses (decided per mesh from 8 of its vertices; Testwuson's
-/// 4 slots: 15% less time): 0 * M left out changes nothing but the sign of a zero result (and a
+/// to the last slot that one of them uses (decided per mesh from 8 of its vertices): 0 * M left out changes nothing but the sign of a zero result (and a
 /// non-finite matrix under weight 0, on data validate() rejects, then gives no NaN).
 /// Every vertex of a fast-path job goes through the SIMD kernels (the few before the first
 /// aligned group and after the last whole one through a stack copy of one group), so a vertex's
@@ -321,16 +307,16 @@ struct skinning_job : skinning_streams<JointIndex> {
     /// - errc::out_of_range: a joint index >= palette_size;
     /// - errc::non_finite: a NaN or infinite weight or palette matrix;
     /// - errc::not_normalized: weights whose sum is not one (normalize_weights fixes them).
-    /// (Abi: leave it; see impl/skin_isa.hpp.)
-    template <class Abi = impl::skin::abi_tag>
-    status validate() const;
+    KEYBLEND_JOB_ABI status validate() const { return impl::skin::validate_linear(*this); }
 
     /// Skins the vertices of `range`. Returns the O(1) errors of validate (and writes nothing) on
     /// malformed streams; otherwise skins and succeeds. Config: any_skinning (any job), or a
     /// fixed_skinning the job agrees with (errc::invalid_argument otherwise), which compiles far
-    /// fewer kernels. (Abi: leave it; see impl/skin_isa.hpp.)
-    template <class Config = any_skinning, class Abi = impl::skin::abi_tag>
-    status run() const;
+    /// fewer kernels (compiled once, keyblend::kernels: the same kernels as any_skinning).
+    template <class Config = any_skinning>
+    KEYBLEND_JOB_ABI status run() const {
+        return impl::skin_entry::run_entry<Config>(*this);
+    }
 };
 
 /// A unit dual quaternion `real + eps * dual`: the rotation `real` followed by the translation
@@ -366,19 +352,15 @@ struct dual_quaternion_skinning_job : skinning_streams<JointIndex> {
     normal_transform normals = normal_transform::palette;
 
     /// As skinning_job::validate (palette entries must be finite).
-    template <class Abi = impl::skin::abi_tag>
-    status validate() const;
+    KEYBLEND_JOB_ABI status validate() const { return impl::skin::validate_dual_quaternion(*this); }
     /// As skinning_job::run (any job: there is no fixed configuration for dual quaternions).
-    template <class Abi = impl::skin::abi_tag>
-    status run() const;
+    KEYBLEND_JOB_ABI status run() const { return impl::skin_entry::run_entry_dq(*this); }
 };
 
 /// `out[b]` = the decomposition of palette[b]: rotation from to_transform (a proper rotation: a
 /// mirroring ends up in `scale`), translation `palette[b][3]`, and `scale = R^T * A` (A the upper
 /// 3x3), so that the bone's matrix is reproduced exactly, shear included. The projective row is
 /// ignored. `out` is resized to `palette.size()`.
-inline namespace KEYBLEND_SKIN_ABI {
-
 inline void build_dual_quaternion_palette(const std::vector<glm::mat4>& palette,
                                           std::vector<dq_bone>& out);
 
@@ -398,8 +380,10 @@ inline dual_quaternion make_dual_quaternion(const glm::quat& rotation, const glm
 /// (run()'s O(1) checks) once, before any task runs: on error nothing runs and the error is
 /// returned. task_count 0 is taken as 1.
 /// Config: as skinning_job::run (`skin_parallel<fixed_skinning<4>>(job, n, executor)`).
+inline namespace KEYBLEND_BUILD_NS {
 template <class Config = any_skinning, class Job, class Executor>
 status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor);
+} // namespace KEYBLEND_BUILD_NS
 
 /// (The same on std::threads: skin_threads.hpp, which this header does not include.)
 
@@ -425,8 +409,6 @@ status compact_influences(std::size_t k, strided_span<JointIndex> joints, stride
 /// or sum to zero is left as it is and reported (the first such vertex; all are processed).
 inline status normalize_weights(std::size_t k, strided_span<float> weights,
                                 strided_span<const std::uint8_t> counts = {});
-
-} // namespace KEYBLEND_SKIN_ABI
 
 } // namespace keyblend
 

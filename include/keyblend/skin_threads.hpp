@@ -13,7 +13,7 @@
 #include <vector>
 
 namespace keyblend {
-inline namespace KEYBLEND_SKIN_ABI {
+inline namespace KEYBLEND_BUILD_NS {
 
 /// skin_parallel (skin.hpp) on `thread_count` std::threads: the calling thread runs the first
 /// chunk and spawns thread_count - 1 threads for the others (created and joined in this call: for
@@ -32,5 +32,5 @@ status skin_parallel(const Job& job, std::size_t thread_count = 0) {
     });
 }
 
-} // namespace KEYBLEND_SKIN_ABI
+} // namespace KEYBLEND_BUILD_NS
 } // namespace keyblend

@@ -1,8 +1,9 @@
-// Four files compiled for different instruction sets (baseline x86-64, x86-64-v3 = AVX2,
-// x86-64-v4 = AVX-512, and baseline with KEYBLEND_RUNTIME_DISPATCH), without inlining across
-// calls, linked into this program: each file's job.run() must run its own kernels. Before the
-// kernels had instruction-set namespaces, the linker kept one copy of run() and of each kernel,
-// and every file ran the same ones (an AVX-512 kernel in the baseline file, on some links).
+// Files compiled for different instruction sets (baseline x86-64, x86-64-v3 = AVX2, x86-64-v4 =
+// AVX-512), and one built for the compiled kernels (KEYBLEND_KERNELS_LIBRARY, whose kernels
+// kernels.cpp defines), without inlining across calls, linked into this program: each file's
+// job.run() must run its own kernels, the compiled ones the widest the CPU runs. Without the
+// instruction-set namespaces the linker would keep one copy of run() and of each kernel, and every
+// file would run the same ones (an AVX-512 kernel in the baseline file, on some links).
 #include <doctest/doctest.h>
 
 #include "record.hpp"
@@ -56,7 +57,8 @@ TEST_CASE("files built for different instruction sets each run their own skinnin
     CHECK(dispatched.ok);
     const simd_isa widest = cpu_has_avx512() ? simd_isa::avx512 : cpu_has_avx2() ? simd_isa::avx2 : simd_isa::sse2;
     CHECK(dispatched.reported == widest);
-    CHECK(dispatched.ran == widest);
+    CHECK(int(dispatched.ran) == int(widest));
+    CHECK(dispatched.width == 8);
 
     if (cpu_has_avx2()) {
         const mix_result avx2 = run(skin_avx2);
@@ -72,7 +74,7 @@ TEST_CASE("files built for different instruction sets each run their own skinnin
         CHECK(avx512.ok);
         CHECK(avx512.reported == simd_isa::avx512);
         CHECK(avx512.ran == simd_isa::avx512);
-        CHECK(avx512.width == 8); // 8 lanes in AVX-512 registers too (skin_kernels.hpp: widest)
+        CHECK(avx512.width == 8); // 8 lanes in AVX-512 registers too (impl/skin/lanes.hpp: widest)
     } else {
         MESSAGE("no AVX-512 on this CPU: the AVX-512 file is linked but not run");
     }

@@ -9,10 +9,11 @@
 void record_kernel(int isa, std::size_t width);
 #define KEYBLEND_SKIN_TEST_HOOK(isa, width) ::record_kernel(static_cast<int>(isa), width)
 
+#include <keyblend/kernels.hpp>
 #include <keyblend/skin.hpp>
 
 struct mix_result {
-    keyblend::simd_isa reported = keyblend::simd_isa::scalar; ///< skinning_isa() in that file
+    keyblend::simd_isa reported = keyblend::simd_isa::scalar; ///< kernel_isa() in that file
     keyblend::simd_isa ran = keyblend::simd_isa::scalar;      ///< the kernels the hook saw
     std::size_t width = 0;                                     ///< their lane width
     bool ok = false;                                           ///< run() succeeded and skinned right

@@ -30,7 +30,7 @@ mix_result skin_one() {
     bool ok = static_cast<bool>(job.run());
     for (std::size_t v = 0; v < n; ++v) ok = ok && out[v] == glm::vec3(float(v) + 1.0f, 1.0f, 2.0f);
     mix_result r;
-    r.reported = keyblend::skinning_isa();
+    r.reported = keyblend::kernel_isa();
     r.ok = ok;
     return r;
 }

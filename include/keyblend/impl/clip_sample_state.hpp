@@ -5,7 +5,7 @@
 #pragma once
 
 #include "../sample.hpp"
-#include "pose_simd.hpp"
+#include "simd/aligned.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +30,10 @@ struct sampling_state {
     sampling_state& operator=(const sampling_state& other);
     sampling_state(sampling_state&&) noexcept = default;
     sampling_state& operator=(sampling_state&&) noexcept = default;
+
+    /// The float streams the sampler keeps per joint (clip_sampler in impl/clip_kernels.hpp says
+    /// what each holds).
+    static constexpr unsigned stream_count = 53;
 
     const clip* clip_ = nullptr;
     const skeleton* skeleton_ = nullptr;

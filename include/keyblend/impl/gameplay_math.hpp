@@ -8,7 +8,7 @@
 #pragma once
 
 #include "../math.hpp"
-#include "pose_simd.hpp"
+#include "simd/lanes.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "quat_lanes.hpp"
+#include "simd/quat.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -183,7 +183,7 @@ inline quat_lanes<lanes::f1> to_lanes(const glm::quat& q) { return {{q.w}, {q.x}
 inline glm::quat from_lanes(const quat_lanes<lanes::f1>& q) { return make_quat(q.w.v, q.x.v, q.y.v, q.z.v); }
 } // namespace impl
 
-// The scalar interpolators are the lane kernels on one lane (impl/quat_lanes.hpp): one
+// The scalar interpolators are the lane kernels on one lane (impl/simd/quat.hpp): one
 // implementation, so the SIMD pose kernels and these agree to FMA contraction.
 inline glm::quat nlerp(const glm::quat& a, const glm::quat& b, float t) {
     return impl::from_lanes(impl::nlerp(impl::to_lanes(a), impl::to_lanes(b), impl::lanes::f1{t}));

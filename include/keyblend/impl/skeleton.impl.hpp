@@ -23,9 +23,9 @@ inline constexpr std::size_t model_window_joints = 128;
 /// sub-trees that follow one another from `first` (a joint after the sub-tree of `first` is not a
 /// descendant of it: its parent is before `first` or after the boundary). Of all such splits, the
 /// one whose shorter run is longest: the runs' joints go in pairs, one of each, and a pair's
-/// products overlap where one joint's wait for its parent's would not. (Taking the first joint
-/// whose sub-tree ends inside the window, as before, split a .X file whose scene root frame comes
-/// before the armature, Testwuson's or BCN_Epileptic's, into that frame and everything else.)
+/// products overlap where one joint's wait for its parent's would not. (The first joint whose
+/// sub-tree ends inside the window would split a file whose scene root frame comes before the
+/// armature into that frame and everything else.)
 /// middle == first == end when no split pairs any joints.
 struct model_split {
     std::size_t first, middle;
@@ -169,8 +169,9 @@ struct model_schedule {
             const model_split m = split(s, w, end);
             s.schedule_.runs.push_back(static_cast<std::uint32_t>(m.first));
             s.schedule_.runs.push_back(static_cast<std::uint32_t>(m.middle));
-            // The two runs: a joint's product waits ~11 cycles for its parent's, a pair of joints
-            // takes ~12 (the multipliers' throughput). A step: ~14 (the chain, with a shuffle).
+            // The cost model of the tuning table (impl/simd/tuning.hpp), in cycles: in the two
+            // runs a joint's product waits 11 for its parent's, a pair of joints takes 12 (the
+            // multipliers' throughput); a step takes 14 (the chain, with a shuffle).
             const std::size_t at = s.schedule_.steps.size();
             const std::size_t n = steps(s, w, end, s.schedule_.steps);
             const std::size_t pairs = std::min(m.middle - m.first, end - m.middle);

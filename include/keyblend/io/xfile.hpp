@@ -30,7 +30,7 @@
 // nesting. References (`{ Name }`, `{ Name <GUID> }`, `{ <GUID> }`) resolve by name, or by GUID
 // when they give no name (an object's GUID is the one right after its '{'), in text and binary.
 //
-// Conventions (REFERENCE.md §1/§3): FrameTransformMatrix, SkinWeights.matrixOffset and matrix keys
+// Conventions (docs/conventions.md, docs/xfile.md): FrameTransformMatrix, SkinWeights.matrixOffset and matrix keys
 // load straight into glm::mat4 (make_mat4, no transpose); rotation keys are stored w, x, y, z and
 // are conjugated into GLM's convention (`make_quat(w, -x, -y, -z)`), so that a bind-pose key
 // reproduces its frame's matrix.

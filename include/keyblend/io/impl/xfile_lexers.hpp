@@ -507,7 +507,7 @@ private:
 // Binary
 // ---------------------------------------------------------------------------------------------
 
-/// Binary token ids (REFERENCE.md §3).
+/// Binary token ids (docs/xfile.md).
 enum binary_token : std::uint16_t {
     bt_name = 1,
     bt_string = 2,

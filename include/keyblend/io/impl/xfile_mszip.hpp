@@ -3,7 +3,7 @@
 //
 // SPDX-License-Identifier: MIT
 //
-// Layout (REFERENCE.md §3, checked on test_cube_compressed.x and wall_with_pillars.x): the 16-byte
+// Layout (docs/xfile.md, checked on real compressed files): the 16-byte
 // header, a uint32 with the total uncompressed size (header included), then blocks of
 // uint16 uncompressed size, uint16 compressed size (counting the 2 signature bytes), the bytes
 // 'CK' and one complete raw deflate stream. Each block inflates with the previous block's output

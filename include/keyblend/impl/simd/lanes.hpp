@@ -1,25 +1,30 @@
-// keyblend — the lane types the pose kernels (sampling, blending, local-to-model) are written
-// against. Internal: namespace keyblend::impl::lanes.
+// keyblend — the lane types every kernel is written against: V::width floats in a register, one
+// joint or vertex per lane. Internal: namespace keyblend::impl::lanes.
 //
 // SPDX-License-Identifier: MIT
 //
-// Each kernel is a template over a lane type V holding V::width floats, one joint per lane, over
-// structure-of-arrays streams padded to `pose_lane_block` (8) joints:
 // - lanes::f1   one float. Always compiled: the scalar reference path, and what
 //               KEYBLEND_NO_INTRINSICS selects.
 // - lanes::f4   SSE2 (x86-64 baseline), __m128.
 // - lanes::f8   AVX2 + FMA, __m256.
 // - lanes::f16  AVX-512 (F, VL, BW, DQ), __m512, masks in __mmask16.
-// `lanes::native` is the widest type whose width divides pose_lane_block (chosen at compile time
-// from __AVX2__, __FMA__, __SSE2__; never at run time): what the pose kernels run on.
-// `lanes::widest` is the widest one the compiler targets (f16 where __AVX512F__, __AVX512VL__,
-// __AVX512BW__ and __AVX512DQ__ are defined and KEYBLEND_NO_AVX512 is not, else native): what the skinning kernels run on, whose
-// vertex streams need no padding. The operations have the same semantics in every type:
-// `max(a, b)` is `a > b ? a : b` (so a NaN in either gives b, as maxps does), `select(m, a, b)`
-// takes a where m is set. `fmadd(a, b, c)` is a * b + c, fused on f8 and f16 (so their results
-// and f1's may differ in the last bit; the tests compare within a tolerance). A NEON type would slot in the same
-// way (vld1q_f32, vfmaq_f32, vbslq_f32) but is not written: no ARM machine to test it on.
-#pragma once
+// (impl/simd/isa.hpp says which a file compiles.) `lanes::native` is the widest type whose width
+// divides pose_lane_block: what the pose kernels (sampling, blending, local-to-model) run on.
+// `lanes::widest` is the widest one the compiler targets. The operations have the same semantics
+// in every type: `max(a, b)` is `a > b ? a : b` (so a NaN in either gives b, as maxps does),
+// `select(m, a, b)` takes a where m is set. `fmadd(a, b, c)` is a * b + c, fused where the target
+// has fused multiply-adds (so results and f1's may differ in the last bit; the tests compare within
+// a tolerance). Everything here is in the inline namespace KEYBLEND_ISA (see isa.hpp).
+// One pass of kernels per instruction set (impl/simd/target.hpp): included again in each.
+#if defined(KEYBLEND_PASS_GUARD_SIMD_LANES_HPP) == defined(KEYBLEND_PASS_TOGGLE)
+#if defined(KEYBLEND_PASS_GUARD_SIMD_LANES_HPP)
+#undef KEYBLEND_PASS_GUARD_SIMD_LANES_HPP
+#else
+#define KEYBLEND_PASS_GUARD_SIMD_LANES_HPP
+#endif
+
+#include "aligned.hpp"
+#include "isa.hpp"
 
 #include <cmath>
 #include <cstddef>
@@ -28,55 +33,24 @@
 #include <memory>
 #include <new>
 
-#if !defined(KEYBLEND_NO_INTRINSICS)
-#if defined(__AVX2__) && defined(__FMA__)
-#define KEYBLEND_LANES_AVX2 1
-#include <immintrin.h>
-#if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
-    !defined(KEYBLEND_NO_AVX512)
-#define KEYBLEND_LANES_AVX512 1
-#endif
-#elif defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
-#define KEYBLEND_LANES_SSE2 1
-#include <emmintrin.h>
-#endif
-#endif
-
-// The lane kernels are small and called in hot loops on values that live in registers: inlining
-// them is what keeps those values out of memory (GCC otherwise outlines slerp<f8>).
-// KEYBLEND_LAMBDA_INLINE does the same for a lambda (after its parameter list).
-#if defined(__GNUC__) || defined(__clang__)
-#define KEYBLEND_FORCE_INLINE inline __attribute__((always_inline))
-#define KEYBLEND_LAMBDA_INLINE __attribute__((always_inline))
-#elif defined(_MSC_VER)
-#define KEYBLEND_FORCE_INLINE __forceinline
-#define KEYBLEND_LAMBDA_INLINE
-#else
-#define KEYBLEND_FORCE_INLINE inline
-#define KEYBLEND_LAMBDA_INLINE
-#endif
-
 namespace keyblend {
-
-/// Pose streams are padded to a multiple of this many joints, so every lane type divides them.
-inline constexpr std::size_t pose_lane_block = 8;
-
 namespace impl {
 
-/// Float streams for the lane kernels: 64-byte aligned (one cache line, any lane type's alignment).
-struct aligned_delete {
-    void operator()(float* p) const noexcept { ::operator delete[](p, std::align_val_t(64)); }
-};
-using aligned_floats = std::unique_ptr<float[], aligned_delete>;
+KEYBLEND_ISA_NS {
 
-/// `count` uninitialised floats, 64-byte aligned.
-inline aligned_floats allocate_aligned_floats(std::size_t count) {
-    return aligned_floats(
-        static_cast<float*>(::operator new[](count * sizeof(float), std::align_val_t(64))));
-}
-
-/// `n` rounded up to a multiple of 16 floats (64 bytes), so streams laid end to end stay aligned.
-inline constexpr std::size_t aligned_stream_length(std::size_t n) { return (n + 15) / 16 * 16; }
+/// The kernels of this pass (impl/simd/target.hpp).
+inline constexpr simd_isa compiled_isa =
+#if KEYBLEND_SIMD_AVX512
+    simd_isa::avx512;
+#elif KEYBLEND_SIMD_AVX2
+    simd_isa::avx2;
+#elif KEYBLEND_SIMD_SSE2
+    simd_isa::sse2;
+#elif KEYBLEND_SIMD_NEON
+    simd_isa::neon;
+#else
+    simd_isa::scalar;
+#endif
 
 namespace lanes {
 
@@ -123,13 +97,14 @@ inline m1 operator!(m1 a) { return {!a.v}; }
 inline f1 select(m1 m, f1 a, f1 b) { return m.v ? a : b; }
 /// Bit i set when lane i of the mask is set.
 inline unsigned bits(m1 m) { return m.v ? 1u : 0u; }
+inline bool all_true(m1 m) { return m.v; }
 /// a with its sign flipped where the sign bit of s is set (s may be -0).
 inline f1 flip_sign(f1 a, f1 s) { return {std::signbit(s.v) ? -a.v : a.v}; }
 
 // ---------------------------------------------------------------------------------------------
 // f4: SSE2.
 // ---------------------------------------------------------------------------------------------
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+#if KEYBLEND_SIMD_SSE2
 struct m4 {
     __m128 v;
 };
@@ -158,7 +133,7 @@ inline f4 operator*(f4 a, f4 b) { return {_mm_mul_ps(a.v, b.v)}; }
 inline f4 operator/(f4 a, f4 b) { return {_mm_div_ps(a.v, b.v)}; }
 inline f4 operator-(f4 a) { return {_mm_xor_ps(a.v, _mm_set1_ps(-0.0f))}; }
 inline f4 fmadd(f4 a, f4 b, f4 c) {
-#if defined(__FMA__)
+#if KEYBLEND_SIMD_FMA
     return {_mm_fmadd_ps(a.v, b.v, c.v)};
 #else
     return {_mm_add_ps(_mm_mul_ps(a.v, b.v), c.v)};
@@ -168,7 +143,7 @@ inline f4 min(f4 a, f4 b) { return {_mm_min_ps(a.v, b.v)}; }
 inline f4 max(f4 a, f4 b) { return {_mm_max_ps(a.v, b.v)}; }
 inline f4 sqrt(f4 a) { return {_mm_sqrt_ps(a.v)}; }
 inline f4 rsqrt(f4 a) {
-#if defined(KEYBLEND_LANES_AVX512)
+#if KEYBLEND_SIMD_AVX512
     const __m128 y = _mm_rsqrt14_ps(a.v);
     const __m128 hy = _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(0.5f), a.v), y);
     return {_mm_mul_ps(y, _mm_fnmadd_ps(hy, y, _mm_set1_ps(1.5f)))};
@@ -189,6 +164,7 @@ inline f4 select(m4 m, f4 a, f4 b) {
     return {_mm_or_ps(_mm_and_ps(m.v, a.v), _mm_andnot_ps(m.v, b.v))};
 }
 inline unsigned bits(m4 m) { return static_cast<unsigned>(_mm_movemask_ps(m.v)); }
+inline bool all_true(m4 m) { return bits(m) == 0xFu; }
 inline f4 flip_sign(f4 a, f4 s) {
     return {_mm_xor_ps(a.v, _mm_and_ps(s.v, _mm_set1_ps(-0.0f)))};
 }
@@ -197,7 +173,7 @@ inline f4 flip_sign(f4 a, f4 s) {
 // ---------------------------------------------------------------------------------------------
 // f8: AVX2 + FMA.
 // ---------------------------------------------------------------------------------------------
-#if defined(KEYBLEND_LANES_AVX2)
+#if KEYBLEND_SIMD_AVX2
 struct m8 {
     __m256 v;
 };
@@ -230,7 +206,7 @@ inline f8 min(f8 a, f8 b) { return {_mm256_min_ps(a.v, b.v)}; }
 inline f8 max(f8 a, f8 b) { return {_mm256_max_ps(a.v, b.v)}; }
 inline f8 sqrt(f8 a) { return {_mm256_sqrt_ps(a.v)}; }
 inline f8 rsqrt(f8 a) {
-#if defined(KEYBLEND_LANES_AVX512)
+#if KEYBLEND_SIMD_AVX512
     const __m256 y = _mm256_rsqrt14_ps(a.v);
     const __m256 hy = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), a.v), y);
     return {_mm256_mul_ps(y, _mm256_fnmadd_ps(hy, y, _mm256_set1_ps(1.5f)))};
@@ -249,6 +225,7 @@ inline m8 operator|(m8 a, m8 b) { return {_mm256_or_ps(a.v, b.v)}; }
 inline m8 operator!(m8 a) { return {_mm256_xor_ps(a.v, _mm256_castsi256_ps(_mm256_set1_epi32(-1)))}; }
 inline f8 select(m8 m, f8 a, f8 b) { return {_mm256_blendv_ps(b.v, a.v, m.v)}; }
 inline unsigned bits(m8 m) { return static_cast<unsigned>(_mm256_movemask_ps(m.v)); }
+inline bool all_true(m8 m) { return bits(m) == 0xFFu; }
 inline f8 flip_sign(f8 a, f8 s) {
     return {_mm256_xor_ps(a.v, _mm256_and_ps(s.v, _mm256_set1_ps(-0.0f)))};
 }
@@ -257,7 +234,7 @@ inline f8 flip_sign(f8 a, f8 s) {
 // ---------------------------------------------------------------------------------------------
 // f16: AVX-512 (F, VL, BW, DQ). Comparisons give mask registers, not vectors.
 // ---------------------------------------------------------------------------------------------
-#if defined(KEYBLEND_LANES_AVX512)
+#if KEYBLEND_SIMD_AVX512
 struct m16 {
     __mmask16 v;
 };
@@ -301,19 +278,20 @@ inline m16 operator|(m16 a, m16 b) { return {static_cast<__mmask16>(a.v | b.v)};
 inline m16 operator!(m16 a) { return {static_cast<__mmask16>(~a.v)}; }
 inline f16 select(m16 m, f16 a, f16 b) { return {_mm512_mask_blend_ps(m.v, b.v, a.v)}; }
 inline unsigned bits(m16 m) { return m.v; }
+inline bool all_true(m16 m) { return m.v == 0xFFFFu; }
 inline f16 flip_sign(f16 a, f16 s) {
     return {_mm512_xor_ps(a.v, _mm512_and_ps(s.v, _mm512_set1_ps(-0.0f)))};
 }
 #endif
 
-#if defined(KEYBLEND_LANES_AVX2)
+#if KEYBLEND_SIMD_AVX2
 using native = f8;
-#elif defined(KEYBLEND_LANES_SSE2)
+#elif KEYBLEND_SIMD_SSE2
 using native = f4;
 #else
 using native = f1;
 #endif
-#if defined(KEYBLEND_LANES_AVX512)
+#if KEYBLEND_SIMD_AVX512
 using widest = f16;
 #else
 using widest = native;
@@ -325,7 +303,7 @@ template <unsigned Dim>
 inline void load_transposed(const float* const* rows, f1* out) {
     for (unsigned d = 0; d < Dim; ++d) out[d] = {rows[0][d]};
 }
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+#if KEYBLEND_SIMD_SSE2
 template <unsigned Dim>
 inline __m128 load_row(const float* p) {
     if constexpr (Dim == 4) {
@@ -357,7 +335,7 @@ inline void load_transposed(const float* const* rows, f4* out) {
     for (unsigned d = 0; d < Dim; ++d) out[d] = {t[d]};
 }
 #endif
-#if defined(KEYBLEND_LANES_AVX2)
+#if KEYBLEND_SIMD_AVX2
 template <unsigned Dim>
 inline void load_transposed(const float* const* rows, f8* out) {
     __m128 lo[4], hi[4];
@@ -415,5 +393,9 @@ V clamp01(V x) {
 }
 
 } // namespace lanes
+
+} // namespace KEYBLEND_ISA
 } // namespace impl
 } // namespace keyblend
+
+#endif // KEYBLEND_PASS_GUARD_SIMD_LANES_HPP

@@ -1,5 +1,5 @@
 // keyblend — quaternion arithmetic over lane types: V::width quaternions at a time, one per lane,
-// as four component registers. Internal: namespace keyblend::impl.
+// as four component registers. Internal: namespace keyblend::impl::KEYBLEND_ISA.
 //
 // SPDX-License-Identifier: MIT
 //
@@ -7,12 +7,19 @@
 // (math.hpp) are these functions on lanes::f1, and the pose kernels (clip sampling, blending) run
 // them on lanes::native. Every operation is written in the same order for every lane type, so the
 // scalar and SIMD results differ only by FMA contraction (see pose_simd.hpp).
-#pragma once
+// One pass of kernels per instruction set (impl/simd/target.hpp): included again in each.
+#if defined(KEYBLEND_PASS_GUARD_SIMD_QUAT_HPP) == defined(KEYBLEND_PASS_TOGGLE)
+#if defined(KEYBLEND_PASS_GUARD_SIMD_QUAT_HPP)
+#undef KEYBLEND_PASS_GUARD_SIMD_QUAT_HPP
+#else
+#define KEYBLEND_PASS_GUARD_SIMD_QUAT_HPP
+#endif
 
-#include "pose_simd.hpp"
+#include "lanes.hpp"
 
 namespace keyblend {
 namespace impl {
+KEYBLEND_ISA_NS {
 
 /// Four lanes registers: the w, x, y, z components of V::width quaternions.
 template <class V>
@@ -158,5 +165,8 @@ KEYBLEND_FORCE_INLINE quat_lanes<V> slerp(const quat_lanes<V>& a, const quat_lan
     return select(t == zero, a, select(t == one, b, out));
 }
 
+} // namespace KEYBLEND_ISA
 } // namespace impl
 } // namespace keyblend
+
+#endif // KEYBLEND_PASS_GUARD_SIMD_QUAT_HPP

@@ -1,47 +1,27 @@
-// keyblend — what the linear-blend skinning kernels share whatever the instruction set: the
-// flattened job (lbs_args), stream layouts, and reading influences one at a time. The kernels
-// themselves are in skin_kernels.hpp, compiled once per instruction set. Internal: namespace
+// keyblend — what the linear-blend skinning kernels share whatever the lane type: the flattened
+// job (lbs_args), stream layouts, and reading influences one at a time. Internal: namespace
 // keyblend::impl::skin.
 //
 // SPDX-License-Identifier: MIT
-//
-// Everything here is always inlined into its callers, so no out-of-line copy compiled with one
-// file's -m flags can be called from a kernel compiled for another (see skin_isa.hpp).
-#pragma once
+// One pass of kernels per instruction set (impl/simd/target.hpp): included again in each.
+#if defined(KEYBLEND_PASS_GUARD_SKIN_STREAMS_HPP) == defined(KEYBLEND_PASS_TOGGLE)
+#if defined(KEYBLEND_PASS_GUARD_SKIN_STREAMS_HPP)
+#undef KEYBLEND_PASS_GUARD_SKIN_STREAMS_HPP
+#else
+#define KEYBLEND_PASS_GUARD_SKIN_STREAMS_HPP
+#endif
 
-#include "skin_isa.hpp"
-
+#include "../simd/isa.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
-
 #include <glm/mat4x4.hpp>
-
-// The kernel is one loop body built from many small functions; compilers must inline all of them
-// (they otherwise keep the blended matrices in memory around calls), and should not inline the
-// element-by-element fallbacks for unusual layouts into it.
-// KEYBLEND_SKIN_LAMBDA goes after a lambda's parameter list.
-#if defined(__GNUC__) || defined(__clang__)
-#define KEYBLEND_SKIN_INLINE inline __attribute__((always_inline))
-#define KEYBLEND_SKIN_LAMBDA __attribute__((always_inline))
-#define KEYBLEND_SKIN_COLD __attribute__((noinline, cold))
-#define KEYBLEND_SKIN_NOINLINE __attribute__((noinline))
-#elif defined(_MSC_VER)
-#define KEYBLEND_SKIN_INLINE __forceinline
-#define KEYBLEND_SKIN_LAMBDA
-#define KEYBLEND_SKIN_COLD __declspec(noinline)
-#define KEYBLEND_SKIN_NOINLINE __declspec(noinline)
-#else
-#define KEYBLEND_SKIN_INLINE inline
-#define KEYBLEND_SKIN_LAMBDA
-#define KEYBLEND_SKIN_COLD
-#define KEYBLEND_SKIN_NOINLINE
-#endif
 
 namespace keyblend {
 namespace impl {
+KEYBLEND_ISA_NS {
 namespace skin {
 
 static_assert(sizeof(glm::mat4) == 16 * sizeof(float), "glm::mat4 must be 16 packed floats");
@@ -54,7 +34,7 @@ enum class layout : unsigned char {
     general,     ///< anything else: element by element
 };
 
-KEYBLEND_SKIN_INLINE layout classify(std::size_t stride, std::size_t component_stride, std::size_t components) {
+KEYBLEND_FORCE_INLINE layout classify(std::size_t stride, std::size_t component_stride, std::size_t components) {
     if (component_stride == sizeof(float))
         return stride == components * sizeof(float) ? layout::packed : layout::interleaved;
     if (stride == sizeof(float)) return layout::planar;
@@ -131,26 +111,26 @@ enum class group_mode {
 // ---------------------------------------------------------------------------------------------
 
 /// The number of slots vertex v uses: its count (clamped to k) or k.
-KEYBLEND_SKIN_INLINE std::size_t slots_of(const lbs_args& a, std::size_t v) {
+KEYBLEND_FORCE_INLINE std::size_t slots_of(const lbs_args& a, std::size_t v) {
     if (!a.counts) return a.k;
     const std::size_t c = a.counts[v * a.count_stride];
     return c < a.k ? c : a.k;
 }
 
 template <class Index>
-KEYBLEND_SKIN_INLINE std::size_t raw_joint(const lbs_args& a, std::size_t v, std::size_t i) {
+KEYBLEND_FORCE_INLINE std::size_t raw_joint(const lbs_args& a, std::size_t v, std::size_t i) {
     Index j;
     std::memcpy(&j, a.joints + v * a.joint_stride + i * a.joint_cs, sizeof j);
     return j;
 }
 
 template <class Index>
-KEYBLEND_SKIN_INLINE std::size_t clamped_joint(const lbs_args& a, std::size_t v, std::size_t i) {
+KEYBLEND_FORCE_INLINE std::size_t clamped_joint(const lbs_args& a, std::size_t v, std::size_t i) {
     const std::size_t j = raw_joint<Index>(a, v, i);
     return j < a.last_bone ? j : a.last_bone;
 }
 
-KEYBLEND_SKIN_INLINE float stored_weight(const lbs_args& a, std::size_t v, std::size_t i) {
+KEYBLEND_FORCE_INLINE float stored_weight(const lbs_args& a, std::size_t v, std::size_t i) {
     float w;
     std::memcpy(&w, a.weights + v * a.weight_stride + i * a.weight_cs, sizeof w);
     return w;
@@ -159,7 +139,7 @@ KEYBLEND_SKIN_INLINE float stored_weight(const lbs_args& a, std::size_t v, std::
 /// Vertex v's influences: clamped joints and weights (the implied one computed as 1 minus the sum
 /// of the others, summed in slot order). Returns how many.
 template <class Index>
-KEYBLEND_SKIN_INLINE std::size_t read_influences(const lbs_args& a, std::size_t v, std::size_t (&joint)[8],
+KEYBLEND_FORCE_INLINE std::size_t read_influences(const lbs_args& a, std::size_t v, std::size_t (&joint)[8],
                                    float (&weight)[8]) {
     const std::size_t c = slots_of(a, v);
     float sum = 0.0f;
@@ -174,7 +154,7 @@ KEYBLEND_SKIN_INLINE std::size_t read_influences(const lbs_args& a, std::size_t 
 /// How many vertices at the end of a stream a SIMD group must not touch, when it reads `read`
 /// bytes from the start of a vertex whose data is `used` bytes long (the over-read lands in the
 /// following vertices, which must exist).
-KEYBLEND_SKIN_INLINE std::size_t tail_guard(std::size_t read, std::size_t used, std::size_t stride) {
+KEYBLEND_FORCE_INLINE std::size_t tail_guard(std::size_t read, std::size_t used, std::size_t stride) {
     if (read <= used) return 0;
     return stride == 0 ? static_cast<std::size_t>(-1) / 2 : (read - used + stride - 1) / stride;
 }
@@ -193,7 +173,7 @@ constexpr std::size_t weight_read(std::size_t width, std::size_t k, std::size_t 
 
 /// True when the job's influences can take the fast path (with per-vertex counts: lbs_counted).
 template <class Index>
-KEYBLEND_SKIN_INLINE bool fast_path(const lbs_args& a) {
+KEYBLEND_FORCE_INLINE bool fast_path(const lbs_args& a) {
     return a.k >= 1 && a.k <= 8 && a.joint_cs == sizeof(Index) && a.weight_cs == sizeof(float);
 }
 
@@ -214,14 +194,14 @@ constexpr bool packed(group_mode m) {
 /// region group_in_range can check (with the slots between vertices, which must then be within
 /// the palette too: compact_influences writes joint 0 there).
 template <class Index>
-KEYBLEND_SKIN_INLINE bool joints_checkable(const lbs_args& a) {
+KEYBLEND_FORCE_INLINE bool joints_checkable(const lbs_args& a) {
     return a.joint_cs == sizeof(Index) && a.joint_stride % sizeof(Index) == 0 &&
            a.joint_stride <= 8 * sizeof(Index) && a.joint_stride >= a.k * sizeof(Index);
 }
 
 /// The group mode for blending K slots per vertex that a job's layout allows (fast_path(a)).
 template <int K, class Index>
-KEYBLEND_SKIN_INLINE group_mode mode_for(const lbs_args& a) {
+KEYBLEND_FORCE_INLINE group_mode mode_for(const lbs_args& a) {
     const std::size_t stored = a.implied ? K - 1 : K;
     if (a.joint_stride == K * sizeof(Index) && a.weight_stride == stored * sizeof(float))
         return a.implied ? group_mode::packed_implied : group_mode::packed;
@@ -233,7 +213,7 @@ KEYBLEND_SKIN_INLINE group_mode mode_for(const lbs_args& a) {
 /// (The joints are read exactly, vertex by vertex; group_in_range reads each vertex's whole stride
 /// of slots.)
 template <class Index>
-KEYBLEND_SKIN_INLINE std::size_t simd_guard(const lbs_args& a, bool fast, std::size_t width) {
+KEYBLEND_FORCE_INLINE std::size_t simd_guard(const lbs_args& a, bool fast, std::size_t width) {
     std::size_t g = 0;
     std::size_t x = 0;
     if (fast) {
@@ -256,5 +236,8 @@ KEYBLEND_SKIN_INLINE std::size_t simd_guard(const lbs_args& a, bool fast, std::s
 }
 
 } // namespace skin
+} // namespace KEYBLEND_ISA
 } // namespace impl
 } // namespace keyblend
+
+#endif // KEYBLEND_PASS_GUARD_SKIN_STREAMS_HPP

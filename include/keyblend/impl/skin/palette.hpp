@@ -1,0 +1,97 @@
+// keyblend — the skinning palette (palette_job, skin.hpp): its checks and the 4x4 products.
+// Internal.
+//
+// SPDX-License-Identifier: MIT
+// One pass of kernels per instruction set (impl/simd/target.hpp): included again in each.
+#if defined(KEYBLEND_PASS_GUARD_SKIN_PALETTE_HPP) == defined(KEYBLEND_PASS_TOGGLE)
+#if defined(KEYBLEND_PASS_GUARD_SKIN_PALETTE_HPP)
+#undef KEYBLEND_PASS_GUARD_SKIN_PALETTE_HPP
+#else
+#define KEYBLEND_PASS_GUARD_SKIN_PALETTE_HPP
+#endif
+
+#include "../simd/isa.hpp"
+
+#include <string>
+
+namespace keyblend {
+namespace impl {
+KEYBLEND_ISA_NS {
+namespace skin {
+
+/// palette_job's checks.
+inline status check_palette(const palette_job& job) {
+    const std::size_t n = job.bones.size();
+    if ((n && !job.bones.data()) || (job.model.size() && !job.model.data()) || (job.output.size() && !job.output.data()))
+        return make_error(errc::invalid_argument, "palette_job: a span has null data but a size other than 0");
+    if (job.output.size() < n)
+        return make_error(errc::size_mismatch, "palette_job: " + std::to_string(n) + " bones but room for " +
+                                                   std::to_string(job.output.size()) + " palette matrices");
+    for (std::size_t b = 0; b < n; ++b)
+        if (job.bones[b].joint >= job.model.size())
+            return make_error(errc::out_of_range,
+                              "palette_job: bone " + std::to_string(b) + " '" + job.bones[b].name + "': joint " +
+                                  std::to_string(job.bones[b].joint) + " is outside the pose (" +
+                                  std::to_string(job.model.size()) + " joints)",
+                              b);
+    return {};
+}
+
+/// out = a * b for 4x4 matrices (any, not only affine): column c of the product is a's columns
+/// weighted by column c of b, summed left to right as glm's operator* does. With SSE each column
+/// is four broadcasts, four multiplies and three adds on a's columns held in registers; with AVX2
+/// two columns at a time: a's columns in both halves of a register, b's two columns loaded as one
+/// and their elements spread by in-lane shuffles. The results equal `a * b` within float rounding
+/// (the compiler may contract either into fused multiply-adds).
+inline void multiply_mat4(const glm::mat4& a, const glm::mat4& b, glm::mat4& out) {
+#if KEYBLEND_SIMD_AVX2
+    const float* pa = &a[0][0];
+    const float* pb = &b[0][0];
+    float* po = &out[0][0];
+    const auto both = [pa](int c) { return _mm256_broadcast_ps(reinterpret_cast<const __m128*>(pa + 4 * c)); };
+    const __m256 a0 = both(0), a1 = both(1), a2 = both(2), a3 = both(3);
+    for (int c = 0; c < 4; c += 2) {
+        const __m256 col = _mm256_loadu_ps(pb + 4 * c); // columns c and c + 1
+        __m256 r = _mm256_add_ps(_mm256_mul_ps(a0, _mm256_permute_ps(col, 0x00)),
+                                 _mm256_mul_ps(a1, _mm256_permute_ps(col, 0x55)));
+        r = _mm256_add_ps(r, _mm256_mul_ps(a2, _mm256_permute_ps(col, 0xAA)));
+        r = _mm256_add_ps(r, _mm256_mul_ps(a3, _mm256_permute_ps(col, 0xFF)));
+        _mm256_storeu_ps(po + 4 * c, r);
+    }
+#elif KEYBLEND_SIMD_SSE2
+    const float* pa = &a[0][0];
+    const float* pb = &b[0][0];
+    float* po = &out[0][0];
+    const __m128 a0 = _mm_loadu_ps(pa), a1 = _mm_loadu_ps(pa + 4), a2 = _mm_loadu_ps(pa + 8),
+                 a3 = _mm_loadu_ps(pa + 12);
+    for (int c = 0; c < 4; ++c) {
+        const float* col = pb + 4 * c;
+        __m128 r = _mm_add_ps(_mm_mul_ps(a0, _mm_set1_ps(col[0])), _mm_mul_ps(a1, _mm_set1_ps(col[1])));
+        r = _mm_add_ps(r, _mm_mul_ps(a2, _mm_set1_ps(col[2])));
+        r = _mm_add_ps(r, _mm_mul_ps(a3, _mm_set1_ps(col[3])));
+        _mm_storeu_ps(po + 4 * c, r);
+    }
+#else
+    out = a * b;
+#endif
+}
+
+/// The palette products, the job's checks made.
+inline void fill_palette(const palette_job& job) {
+    for (std::size_t b = 0; b < job.bones.size(); ++b)
+        multiply_mat4(job.model[job.bones[b].joint], job.bones[b].offset, job.output[b]);
+}
+
+/// palette_job::run.
+inline status run_palette(const palette_job& job) {
+    if (status st = check_palette(job); !st) return st;
+    fill_palette(job);
+    return {};
+}
+
+} // namespace skin
+} // namespace KEYBLEND_ISA
+} // namespace impl
+} // namespace keyblend
+
+#endif // KEYBLEND_PASS_GUARD_SKIN_PALETTE_HPP
