@@ -95,7 +95,7 @@ TEST_CASE("out-of-range joints are a precondition failure (asserted in tests)") 
     CHECK_THROWS_AS(p.set(3, transform{}), assertion_failure);
 }
 
-TEST_CASE("reset to the bind pose: TRS and local matrices (the seeds' Reset)") {
+TEST_CASE("reset to the bind pose: TRS and local matrices (the classic Reset)") {
     const skeleton s = random_skeleton(13, 4);
     local_pose p = random_pose(2, 5);
     reset_to_bind(s, p);
@@ -399,7 +399,7 @@ TEST_CASE("local_to_model's two runs: each window splits where no joint of one r
     }
 }
 
-TEST_CASE("local_to_model from local matrices: the seeds' UpdateHierarchy") {
+TEST_CASE("local_to_model from local matrices: the classic UpdateHierarchy") {
     const skeleton s = random_skeleton(30, 8);
     const local_pose p = random_pose(30, 9);
     std::vector<glm::mat4> local, model;
