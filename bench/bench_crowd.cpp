@@ -1,8 +1,8 @@
 // A crowd: N characters of one model, each at its own time, each frame sampling 3 playing sets,
 // blending them (3 weighted layers), local-to-model, building its skinning palette and skinning
-// its mesh (positions + normals). Testwuson.X from ../shared/data/x/assimp (39 joints, 3205
-// vertices, 4 influences per vertex, sets Run and Walk); a generated character of the same sizes,
-// named "generated", when the file is absent.
+// its mesh (positions + normals). Testwuson.X from the test data (KEYBLEND_DATA_DIR/assimp: 39
+// joints, 3205 vertices, 4 influences per vertex, sets Run and Walk); a generated character of the
+// same sizes, named "generated", when the file is absent.
 //
 //   crowd/<model>/frame/<N>/1_thread     N characters' frame, one thread
 //   crowd/<model>/frame/<N>/2_threads    the same split over 2 threads (the characters in two

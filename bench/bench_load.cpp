@@ -11,8 +11,8 @@
 //   load/<file>/parse      compressed files: load_xfile_memory on those inflated bytes: the rest
 //                          of the load
 //
-// Both whole loads read the file from the path (the page cache, after the first iteration). Files,
-// from ../shared/data/x: tiny.x (1.48 MB of text), Testwuson.X (0.84 MB of text) and
+// Both whole loads read the file from the path (the page cache, after the first iteration). Files
+// from the test data (KEYBLEND_DATA_DIR): tiny.x (1.48 MB of text), Testwuson.X (0.84 MB of text),
 // wall_with_pillars.x (0.51 MB of MSZIP-compressed binary, 2.85 MB inflated; MB/s counts the
 // compressed bytes). The program is built twice: bench_load links keyblend::io (ISA-L's inflate
 // when CMake found it), bench_load_zlib compiles the loader in with zlib's.
@@ -44,7 +44,7 @@ std::string data_path(const char* file) { return std::string(KEYBLEND_DATA_DIR) 
 std::uintmax_t size_or_skip(benchmark::State& state, const std::string& path) {
     std::error_code ec;
     const std::uintmax_t size = std::filesystem::file_size(path, ec);
-    if (ec) state.SkipWithError((path + " not found (../shared/data/x is absent)").c_str());
+    if (ec) state.SkipWithError((path + " not found (the test data folder is absent)").c_str());
     return ec ? 0 : size;
 }
 

@@ -15,7 +15,7 @@
 //                                                (4432 vertices, 35 bones, 2 influences), posed
 //                                                at its first frame (a generated mesh of that
 //                                                size, named skin/tiny_sized_generated/..., when
-//                                                ../shared/data/x is absent)
+//                                                the test data is absent)
 //   bound/pos+nrm/4/<vertices>/<stores>[/2]      no arithmetic: reads the bytes a 4-influence
 //                                                position + normal job reads and writes what it
 //                                                writes, with cached or non-temporal (stream)
@@ -101,8 +101,9 @@ const loaded_mesh& mesh_for(std::size_t k, std::size_t n) {
 }
 
 /// tiny.x's skinned body, as the loader gives it (4432 vertices, 35 bones, 2 influences), with the
-/// palette of its first animation frame (build_palette over the mesh's bones). Without
-/// ../shared/data/x, a generated mesh of the same size stands in (and the case name says so).
+/// palette of its first animation frame (build_palette over the mesh's bones). Without the test
+/// data (KEYBLEND_DATA_DIR), a generated mesh of the same size stands in (and the case name says
+/// so).
 struct tiny_mesh {
     loaded_mesh mesh;
     bool real = false;

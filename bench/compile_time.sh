@@ -3,7 +3,7 @@
 # bench/compile_time/ alone (g++ -O2 -march=native by default, as an engine's release build) and
 # prints its wall seconds, CPU seconds (user + system: what the compile costs when other work
 # shares the machine) and peak memory (GNU time's "Maximum resident set size"), next to the
-# targets (wall seconds on a quiet machine). Nothing is linked or run.
+# compile-time targets below (wall seconds on a quiet machine). Nothing is linked or run.
 #
 #   bash bench/compile_time.sh [--include DIR] [--cxx COMPILER] [--flags "FLAGS"] [--repeat N]
 #                              [--compiled-kernels] [PROGRAM...]
@@ -53,7 +53,7 @@ fi
 
 if [ "$compiled" = 1 ]; then flags="$flags -DKEYBLEND_KERNELS_LIBRARY"; fi
 
-# The targets, by program: wall seconds and peak MB, "-" when none.
+# The targets, by program: wall seconds and peak MB, "-" when none (docs/performance.md).
 target_of() {
   case "$1" in
     skin_configured) echo "3 300" ;;

@@ -5,7 +5,7 @@
 //     d3d9_skinning.exe [model.x] [--set NAME] [--frames N]
 //
 // Windows only (or cross-compiled with mingw-w64 and run under wine, as keyblend's tests do: see
-// README, "The Direct3D 9 adapter"). Not built by the native build. --frames N renders N frames
+// docs/d3d9.md). Not built by the native build. --frames N renders N frames
 // and exits (0 when every frame was drawn); without it the window runs until closed.
 //
 // SPDX-License-Identifier: MIT

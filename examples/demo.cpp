@@ -3,11 +3,13 @@
 //   load a rigged .X model -> play its animation sets (crossfading from one to the next) ->
 //   hierarchy -> skinning palette -> skin every mesh on the CPU -> draw the frames into one PNG
 //
-// Usage: keyblend_demo [FILE.x | --builtin] [--frames N] [--size PIXELS] [--out FILE.png] [--lenient]
+// Usage: keyblend_demo [FILE.x | --builtin] [--frames N] [--size PIXELS] [--out FILE.png] [--strict]
 //
-// FILE defaults to the DirectX SDK's tiny.x in ../shared/data/x (where the project's tests find the
-// shared data); without it (or with --builtin) the demo builds a model in code (a tube bending on
-// four bones), so it runs anywhere. The picture goes to keyblend_demo.png beside the executable unless --out says
+// FILE defaults to the DirectX SDK's tiny.x in the test data folder (KEYBLEND_DEFAULT_MODEL, set by
+// the build); without it (or with --builtin) the demo builds a model in code (a tube bending on
+// four bones), so it runs anywhere. The loader repairs what has an obvious repair and drops what it
+// cannot read, and the demo prints each warning; --strict makes the first such problem an error
+// instead. The picture goes to keyblend_demo.png beside the executable unless --out says
 // otherwise. It prints what it loaded and what each stage of a frame cost.
 #include <keyblend/io/xfile.hpp>
 #include <keyblend/keyblend.hpp>
@@ -90,14 +92,16 @@ struct options {
     std::string out;
     int frames = 8;
     int size = 256;
-    bool lenient = false;
+    bool strict = false;
 };
 
 bool parse(int argc, char** argv, options& o) {
     const std::string here = argv[0];
     const std::size_t slash = here.find_last_of('/');
     o.out = (slash == std::string::npos ? std::string() : here.substr(0, slash + 1)) + "keyblend_demo.png";
-    o.file = "../shared/data/x/directx-sdk-legacy-samples/tiny.x";
+#ifdef KEYBLEND_DEFAULT_MODEL
+    o.file = KEYBLEND_DEFAULT_MODEL;
+#endif
     bool file_given = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -105,7 +109,7 @@ bool parse(int argc, char** argv, options& o) {
         if (a == "--frames" && has_value) o.frames = std::atoi(argv[++i]);
         else if (a == "--size" && has_value) o.size = std::atoi(argv[++i]);
         else if (a == "--out" && has_value) o.out = argv[++i];
-        else if (a == "--lenient") o.lenient = true;
+        else if (a == "--strict") o.strict = true;
         else if (a == "--builtin" && !file_given) {
             o.file.clear();
             file_given = true;
@@ -117,7 +121,7 @@ bool parse(int argc, char** argv, options& o) {
         }
     }
     if (o.frames < 1 || o.frames > 64 || o.size < 32 || o.size > 2048) return false;
-    if (!file_given) { // no shared data: the tube
+    if (!file_given && !o.file.empty()) { // no test data: the tube
         std::FILE* f = std::fopen(o.file.c_str(), "rb");
         if (f) std::fclose(f);
         else o.file.clear();
@@ -134,7 +138,7 @@ int main(int argc, char** argv) {
     options opt;
     if (!parse(argc, argv, opt)) {
         std::fprintf(stderr, "usage: %s [FILE.x | --builtin] [--frames N (1-64)] [--size PIXELS (32-2048)] "
-                             "[--out FILE.png] [--lenient]\n", argv[0]);
+                             "[--out FILE.png] [--strict]\n", argv[0]);
         return 2;
     }
 
@@ -145,11 +149,15 @@ int main(int argc, char** argv) {
         model = make_tube();
     } else {
         keyblend::io::load_options load_options;
-        if (opt.lenient) load_options.mode = keyblend::io::parse_mode::lenient;
+        if (opt.strict) load_options.mode = keyblend::io::parse_mode::strict;
         const auto start = clock_type::now();
         auto loaded = keyblend::io::load_xfile(opt.file, load_options);
         if (!loaded) {
-            std::fprintf(stderr, "%s\n(try --lenient to load what can be loaded)\n", loaded.error().message.c_str());
+            if (opt.strict)
+                std::fprintf(stderr, "%s\n(without --strict the loader repairs or drops what it can, with a warning)\n",
+                             loaded.error().message.c_str());
+            else
+                std::fprintf(stderr, "%s\n", loaded.error().message.c_str());
             return 1;
         }
         model = std::move(*loaded);

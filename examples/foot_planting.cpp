@@ -9,7 +9,8 @@
 //
 // Drawn from the side and a little above (looking along -x), each frame following the character.
 //
-// FILE defaults to the DirectX SDK's tiny.x in ../shared/data/x. The model needs a 3D Studio Biped
+// FILE defaults to the DirectX SDK's tiny.x in the test data folder (KEYBLEND_DEFAULT_MODEL, set by
+// the build). The model needs a 3D Studio Biped
 // skeleton (Bip01_L_Thigh, Bip01_L_Calf, Bip01_L_Foot, Bip01_L_Toe0 and the same on the right),
 // y up, and a walk as its first animation set. It prints what it measured: the walk's speed, how
 // far the planted feet slide with and without IK, and how close the IK gets to its targets.
@@ -283,7 +284,11 @@ void plant_feet(rig& r, const keyblend::player& p, const glm::mat4& placement, k
 }
 
 struct options {
-    std::string file = "../shared/data/x/directx-sdk-legacy-samples/tiny.x";
+#ifdef KEYBLEND_DEFAULT_MODEL
+    std::string file = KEYBLEND_DEFAULT_MODEL;
+#else
+    std::string file;
+#endif
     std::string out;
     int size = 256;
     int frames = 6;
@@ -302,7 +307,7 @@ bool parse(int argc, char** argv, options& o) {
         else if (!a.empty() && a[0] != '-') o.file = a;
         else return false;
     }
-    return o.size >= 32 && o.size <= 2048 && o.frames >= 1 && o.frames <= 16;
+    return !o.file.empty() && o.size >= 32 && o.size <= 2048 && o.frames >= 1 && o.frames <= 16;
 }
 
 } // namespace

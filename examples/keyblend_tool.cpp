@@ -56,7 +56,7 @@ const char* const usage_text =
     "       data objects as the file writes them, and what the load repaired or dropped\n"
     "pose   every frame's local and model matrix (16 floats, GLM column-major = D3DX memory\n"
     "       order) at tick T of one set (--set), or of the bind pose plus each set's weighted\n"
-    "       difference from it (--blend, repeatable; the seeds' additive blend). --time takes\n"
+    "       difference from it (--blend, repeatable; the classic additive blend). --time takes\n"
     "       seconds instead, converted with each set's ticks per second. NAME is matched\n"
     "       without regard to case and may be empty; NAME:WEIGHT splits at the last ':'.\n"
     "render samples (and blends) the sets as pose does, skins the meshes on the CPU and draws\n"

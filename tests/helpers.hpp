@@ -1,4 +1,4 @@
-// Shared test helpers: comparisons, deterministic random values, access to ../shared/data/x.
+// Shared test helpers: comparisons, deterministic random values, access to the test data.
 #pragma once
 
 #include <keyblend/math.hpp>
@@ -169,8 +169,8 @@ bool same_computation(const T& a, const T& b) {
 /// test takes the difference around a call to prove the call does not allocate.
 std::size_t allocation_count();
 
-/// Path of `relative` under `folder` (one of ../shared/data's folders), or nothing when it is
-/// absent. Absent data makes the calling test print KEYBLEND-SKIP (ctest reports it as skipped),
+/// Path of `relative` under `folder` (KEYBLEND_DATA_DIR or KEYBLEND_FORMATS_DIR), or nothing when
+/// it is absent. Absent data makes the calling test print KEYBLEND-SKIP (ctest reports it as skipped),
 /// unless the environment sets KEYBLEND_REQUIRE_DATA=1 (CI does), which makes it fail.
 inline std::optional<std::string> shared_data_file(const std::string& folder,
                                                    const std::string& relative) {
@@ -179,7 +179,7 @@ inline std::optional<std::string> shared_data_file(const std::string& folder,
     const char* require = std::getenv("KEYBLEND_REQUIRE_DATA");
     if (require && std::string(require) == "1") {
         FAIL("required test data is missing: " << path
-                                               << " (put the shared folder beside the checkout)");
+                                               << " (docs/building.md: the test data)");
         return std::nullopt;
     }
     std::cout << "KEYBLEND-SKIP: " << path << " not found (" << folder
@@ -187,13 +187,13 @@ inline std::optional<std::string> shared_data_file(const std::string& folder,
     return std::nullopt;
 }
 
-/// Path of a file under ../shared/data/x (see shared_data_file).
+/// Path of a file under KEYBLEND_DATA_DIR, the .X files (see shared_data_file).
 inline std::optional<std::string> data_file(const std::string& relative) {
     return shared_data_file(KEYBLEND_DATA_DIR, relative);
 }
 
 #ifdef KEYBLEND_FORMATS_DIR
-/// Path of a file under ../shared/data/formats (see shared_data_file).
+/// Path of a file under KEYBLEND_FORMATS_DIR, the other formats (see shared_data_file).
 inline std::optional<std::string> formats_file(const std::string& relative) {
     return shared_data_file(KEYBLEND_FORMATS_DIR, relative);
 }

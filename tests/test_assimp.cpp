@@ -1,6 +1,6 @@
 // keyblend/assimp.hpp: the adapter on scenes built here (every bad input), on the glTF, FBX and
-// BVH files of ../shared/data/formats (counts, bind pose, poses against values computed here from
-// the files' own data), and on every animated .X file of ../shared/data/x against keyblend's own
+// BVH files of KEYBLEND_FORMATS_DIR (counts, bind pose, poses against values computed here from
+// the files' own data), and on every animated .X file of KEYBLEND_DATA_DIR against keyblend's own
 // loader (same model matrices and skinned positions, up to assimp's mirroring of .X files).
 #include <keyblend/assimp.hpp>
 #include <keyblend/io/xfile.hpp>
@@ -603,12 +603,12 @@ TEST_CASE("load_scene: missing files, files assimp cannot read, and the .X guard
 }
 
 // ================================================================================================
-// ../shared/data/formats: glTF, binary glTF, FBX, BVH
+// KEYBLEND_FORMATS_DIR: glTF, binary glTF, FBX, BVH
 // ================================================================================================
 
 namespace {
 
-/// assimp's own import without post-processing (what the data README counts), then the adapter.
+/// assimp's own import without post-processing (what the known counts count), then the adapter.
 result<ka::scene> raw_import(const std::string& path, const ka::options& o = {}) {
     Assimp::Importer importer;
     const aiScene* s = importer.ReadFile(path, 0);
@@ -641,7 +641,7 @@ std::vector<std::string> bones_off_bind(const ka::scene& s, const ka::mesh& m) {
 
 } // namespace
 
-TEST_CASE("formats: counts as the data README lists them (assimp without post-processing)") {
+TEST_CASE("formats: each file's known counts (assimp without post-processing)") {
     const expected_counts files[] = {
         {"simple_skin.gltf", 3, 1, 10, 2, 1, 1, 5500, 1000, ""},
         {"quad_skin.glb", 23, 1, 4, 10, 0, 0, 0, 0, ""},
@@ -1287,20 +1287,20 @@ TEST_CASE("every animated .X file: keyblend's loader and the adapter give the sa
                 CHECK(worst <= 1e-4);
                 CHECK(names_of(xs, differ) == xc.mirrored_keys);
 
-                // Matrix keys sampled the seeds' way (element-wise lerp, sample_local_matrices)
+                // Matrix keys sampled the classic way (element-wise lerp, sample_local_matrices)
                 // instead of decomposed: the same at key ticks, and close between them.
                 if (io::count_keys(xc_clip).matrix > 0) {
                     bool keyed_everywhere = true;
                     for (const channel& ch : xc_clip.channels)
                         keyed_everywhere = keyed_everywhere &&
                             std::binary_search(ch.matrix.times().begin(), ch.matrix.times().end(), tick);
-                    std::vector<glm::mat4> local, seeds;
+                    std::vector<glm::mat4> local, classic;
                     REQUIRE(sample_local_matrices(xc_clip, xs, tick, local));
-                    local_to_model(xs, local, seeds);
+                    local_to_model(xs, local, classic);
                     double off = 0.0;
                     for (std::size_t j = 0; j < xs.size(); ++j)
                         if (std::find(differ.begin(), differ.end(), j) == differ.end() && joint_in_a[j] < as.size())
-                            off = std::max(off, relative_error(seeds[j], xm[j], size));
+                            off = std::max(off, relative_error(classic[j], xm[j], size));
                     CHECK(off <= (keyed_everywhere ? 1e-4 : 5e-3));
                 }
 

@@ -64,7 +64,7 @@ TEST_CASE("matrix additive: one set at weight 1 reproduces that set's pose") {
     }
 }
 
-TEST_CASE("matrix additive: exactly the seed's arithmetic, weights used as given") {
+TEST_CASE("matrix additive: exactly the classic arithmetic, weights used as given") {
     const skeleton s = biped();
     const clip a = rotating_clip(s, {1, 2, 6}, 3);
     const clip b = rotating_clip(s, {2, 6, 7}, 4);
@@ -74,18 +74,18 @@ TEST_CASE("matrix additive: exactly the seed's arithmetic, weights used as given
             reset_to_bind(s, local);
             REQUIRE(blend_matrix_additive(a, s, 120.0f, wa, local));
             REQUIRE(blend_matrix_additive(b, s, 120.0f, wb, local));
-            // The seed, transcribed: Transformation = matOriginal; for each set, for each animation,
-            // matDiff = matAnimation - matOriginal; matDiff *= Blend; Transformation += matDiff.
-            std::vector<glm::mat4> seed = s.bind_local();
+            // The classic Blend(), transcribed: Transformation = matOriginal; for each set, for each
+            // animation, matDiff = matAnimation - matOriginal; matDiff *= Blend; Transformation += matDiff.
+            std::vector<glm::mat4> classic = s.bind_local();
             for (const auto& [c, w] : {std::pair<const clip*, float>{&a, wa}, {&b, wb}})
                 for (const channel& ch : c->channels) {
                     glm::mat4 diff = sample_channel_matrix(ch, 120.0f, s.bind_transforms()[ch.joint],
                                                            s.bind_local()[ch.joint]) -
                                      s.bind_local()[ch.joint];
                     diff *= w;
-                    seed[ch.joint] += diff;
+                    classic[ch.joint] += diff;
                 }
-            for (std::size_t j = 0; j < s.size(); ++j) CHECK(max_abs_diff(local[j], seed[j]) < 1e-6f);
+            for (std::size_t j = 0; j < s.size(); ++j) CHECK(max_abs_diff(local[j], classic[j]) < 1e-6f);
         }
 }
 
@@ -123,7 +123,7 @@ TEST_CASE("matrix additive: a channel out of range is reported, the others appli
     CHECK_FALSE(bit_equal(local[1], s.bind_local()[1]));
 }
 
-TEST_CASE("the seed's scenario: Walk on the legs and Shoot on the arms, both at weight 1") {
+TEST_CASE("the classic scenario: Walk on the legs and Shoot on the arms, both at weight 1") {
     const skeleton s = biped();
     const clip walk = rotating_clip(s, {1, 2, 3, 4}, 7);
     const clip shoot = rotating_clip(s, {6, 7, 8, 9}, 8);
@@ -427,7 +427,7 @@ TEST_CASE("TRS blend: additive layers") {
     }
 }
 
-TEST_CASE("TRS blend keeps bones rigid where the seeds' matrix blend does not") {
+TEST_CASE("TRS blend keeps bones rigid where the classic matrix blend does not") {
     // One bone, bind pose identity; two sets turn it 90 degrees, about z and about x.
     const skeleton s = skeleton::from_parents({{"bone", -1, glm::mat4(1.0f)}}).value();
     clip turn_z, turn_x;
@@ -436,7 +436,7 @@ TEST_CASE("TRS blend keeps bones rigid where the seeds' matrix blend does not") 
         ch.rotation.push_back(0.0f, glm::angleAxis(glm::radians(90.0f), axis));
         c->channels.push_back(ch);
     }
-    // The seeds' way: bind + 0.5 (Rz - bind) + 0.5 (Rx - bind).
+    // The classic way: bind + 0.5 (Rz - bind) + 0.5 (Rx - bind).
     std::vector<glm::mat4> local;
     reset_to_bind(s, local);
     REQUIRE(blend_matrix_additive(turn_z, s, 0.0f, 0.5f, local));

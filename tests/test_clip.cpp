@@ -30,10 +30,10 @@ skeleton three_joints() {
         .value();
 }
 
-// The seeds' matrix-key sampling, transcribed (blending-skeletal-animations.txt): the last key at or
+// The classic matrix-key sampling (docs/classic.md): the last key at or
 // before Time, the next one (or the same at the end), scalar = (Time - T1) / max(T2 - T1, 1), and
 // matDiff = (K2 - K1) * scalar + K1.
-glm::mat4 seed_matrix_sample(const matrix_track<float>& t, std::uint32_t time) {
+glm::mat4 classic_matrix_sample(const matrix_track<float>& t, std::uint32_t time) {
     std::uint32_t key1 = 0;
     for (std::uint32_t i = 0; i < t.size(); ++i)
         if (float(time) >= t.time(i)) key1 = i;
@@ -47,8 +47,8 @@ glm::mat4 seed_matrix_sample(const matrix_track<float>& t, std::uint32_t time) {
     return m;
 }
 
-// The timed-keyframe seed's four matrix keys (D3D memory order = the same glm::mat4).
-matrix_track<float> seed_keys() {
+// The classic timed key-frame example's four matrix keys (D3D memory order = the same glm::mat4).
+matrix_track<float> timed_example_keys() {
     const float keys[4][16] = {
         {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1},
         {0.000796f, 1, 0, 0, -1, 0.000796f, 0, 0, 0, 0, 1, 0, 50, 0, 0, 1},
@@ -73,7 +73,7 @@ TEST_CASE("a valid clip validates: first and last key times span every track") {
     a.translation.push_back(5.0f, glm::vec3(1));
     channel b;
     b.joint = 0;
-    b.matrix = seed_keys();
+    b.matrix = timed_example_keys();
     c.channels = {a, b};
     c.duration = last_key_time(c);
     CHECK(validate_clip(c, s));
@@ -165,7 +165,7 @@ TEST_CASE("validate_clip names the clip, the channel, the joint and the key") {
 TEST_CASE("clip_time wraps by the clip's policy, exactly for large tick counts") {
     clip c;
     c.duration = 4960.0f;
-    c.wrap = wrap_mode::loop_inclusive; // the blended-collection seed: Time % (Length + 1)
+    c.wrap = wrap_mode::loop_inclusive; // the classic blended collection: Time % (Length + 1)
     for (std::uint32_t t : {0u, 4960u, 4961u, 123456789u, 4294967295u})
         CHECK(clip_time(c, t) == float(t % 4961u));
     c.wrap = wrap_mode::clamp;
@@ -198,17 +198,17 @@ TEST_CASE("a component without a track comes from the bind pose, never the ident
     CHECK(bit_equal(sample_channel_matrix(channel{}, 7.0f, bind, s.bind_local()[1]), s.bind_local()[1]));
 }
 
-TEST_CASE("matrix channels sample element-wise, exactly as the seeds do") {
-    const matrix_track<float> t = seed_keys();
+TEST_CASE("matrix channels sample element-wise, exactly as the classic code does") {
+    const matrix_track<float> t = timed_example_keys();
     channel ch;
     ch.matrix = t;
     for (std::uint32_t time = 0; time <= 1300; time += 7) {
         const glm::mat4 ours = sample_channel_matrix(ch, float(time), transform{}, glm::mat4(1));
-        const glm::mat4 seed = seed_matrix_sample(t, time);
-        CHECK(max_abs_diff(ours, seed) <= 1e-5f);
+        const glm::mat4 classic = classic_matrix_sample(t, time);
+        CHECK(max_abs_diff(ours, classic) <= 1e-5f);
         if (time % 400 == 0 && time <= 1200) CHECK(bit_equal(ours, t.value(time / 400)));
     }
-    // Mid-way between 90 degree keys the element-wise lerp shrinks the axes (the seeds' flaw, kept).
+    // Mid-way between 90 degree keys the element-wise lerp shrinks the axes (the classic code's flaw, kept).
     const glm::mat4 mid = sample_channel_matrix(ch, 200.0f, transform{}, glm::mat4(1));
     CHECK(glm::length(glm::vec3(mid[0])) == doctest::Approx(0.7071).epsilon(1e-3));
 }

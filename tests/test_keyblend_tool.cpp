@@ -1,5 +1,5 @@
 // The `keyblend` command-line tool, run as a user runs it: its JSON is checked against the loader,
-// the data README and the sampling rules; its usage errors against its exit codes.
+// the test files' known contents and the sampling rules; its usage errors against its exit codes.
 #include <keyblend/io/xfile.hpp>
 
 #include "helpers.hpp"
@@ -160,7 +160,7 @@ TEST_CASE("info --json: exactly the documented keys, with the loader's figures")
     }
 }
 
-TEST_CASE("info --json on files the data README describes: the README's figures") {
+TEST_CASE("info --json on real files: their known figures") {
     const auto tiny = kbtest::data_file("directx-sdk-legacy-samples/tiny.x");
     const auto wall = kbtest::data_file("directx-sdk-legacy-samples/wall_with_pillars.x");
     if (!tiny || !wall) return;

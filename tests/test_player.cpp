@@ -111,7 +111,7 @@ TEST_CASE("player: creation validates every set and names the bad one") {
     CHECK(p.error().message.find("'Broken'") != std::string::npos);
 }
 
-TEST_CASE("player: the seed's scenario, Walk on the legs and Shoot on the arms at weight 1") {
+TEST_CASE("player: the classic scenario, Walk on the legs and Shoot on the arms at weight 1") {
     fixture f;
     for (double t : {0.0, 125.0, 399.0, 400.0, 733.5, 1000.0}) {
         f.p.reset();
@@ -168,7 +168,7 @@ TEST_CASE("player: playing one set from a start time, looping or not, and comple
     CHECK(f.p.current() == 0);
     for (double t : {100.0, 350.0, 1100.0, 1350.25, 2600.0}) {
         REQUIRE(f.p.update_animation(t));
-        // Walk loops with period 1000 (the object seed's time % length).
+        // Walk loops with period 1000 (the classic object class's time % length).
         CHECK(worst_diff(f.p.local(), f.trs_local(0, float(std::fmod(t - 100.0, 1000.0)))) < 1e-6f);
     }
     CHECK_FALSE(f.p.is_complete(1099.0));

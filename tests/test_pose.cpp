@@ -99,7 +99,7 @@ TEST_CASE("out-of-range joints are a precondition failure (asserted in tests)") 
     CHECK_THROWS_AS(p.set(3, transform{}), assertion_failure);
 }
 
-TEST_CASE("reset to the bind pose: TRS and local matrices (the seeds' Reset)") {
+TEST_CASE("reset to the bind pose: TRS and local matrices (the classic Reset)") {
     const skeleton s = random_skeleton(13, 4);
     local_pose p = random_pose(2, 5);
     reset_to_bind(s, p);

@@ -15,29 +15,29 @@ using kbtest::max_abs_diff;
 
 namespace {
 
-// The four keys of timed-keyframe-animation.txt (16 floats each, D3D memory order, which is the
-// same transform as a glm::mat4 holding them: REFERENCE.md section 1).
-struct seed_key {
+// The four matrix keys of the classic timed key-frame example (docs/classic.md; 16 floats each,
+// D3D memory order, which is the same transform as a glm::mat4 holding them: docs/conventions.md).
+struct classic_key {
     std::uint32_t time;
     float m[16];
 };
-const seed_key timed_seed_keys[4] = {
+const classic_key timed_example_keys[4] = {
     {0, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}},
     {400, {0.000796f, 1, 0, 0, -1, 0.000796f, 0, 0, 0, 0, 1, 0, 50, 0, 0, 1}},
     {800, {-0.999999f, 0.001593f, 0, 0, -0.001593f, -0.999999f, 0, 0, 0, 0, 1, 0, 25, 25, 0, 1}},
     {1200, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}},
 };
 
-matrix_track<std::uint32_t> timed_seed_track(interpolation mode = interpolation::linear) {
+matrix_track<std::uint32_t> timed_example_track(interpolation mode = interpolation::linear) {
     matrix_track<std::uint32_t> t(mode);
-    for (const seed_key& k : timed_seed_keys) t.push_back(k.time, glm::make_mat4(k.m));
+    for (const classic_key& k : timed_example_keys) t.push_back(k.time, glm::make_mat4(k.m));
     return t;
 }
 
-// The seeds' matrix-key sampling, transcribed (linear scan for the last key at or before Time,
-// Key2 = next or same, scalar = (Time - T1) / max(T2 - T1, 1), lerp = (K2 - K1) * s + K1), with
-// the integer division bug of the chapter's first listing fixed as its program does.
-glm::mat4 seed_matrix_sample(const matrix_track<std::uint32_t>& t, std::uint32_t time) {
+// The classic matrix-key sampling (docs/classic.md: linear scan for the last key at or before
+// Time, Key2 = next or same, scalar = (Time - T1) / max(T2 - T1, 1), lerp = (K2 - K1) * s + K1),
+// with the division done in float, as the example's program does.
+glm::mat4 classic_matrix_sample(const matrix_track<std::uint32_t>& t, std::uint32_t time) {
     std::uint32_t key1 = 0;
     for (std::uint32_t i = 0; i < t.size(); ++i)
         if (time >= t.time(i)) key1 = i;
@@ -51,15 +51,15 @@ glm::mat4 seed_matrix_sample(const matrix_track<std::uint32_t>& t, std::uint32_t
     return m;
 }
 
-// blending-skeletal-animations.txt: bound Time to the set's length.
-std::uint32_t seed_blend_time(std::uint32_t time, std::uint32_t length, bool loop) {
+// The blended animation collection's Blend(): bound Time to the set's length (docs/classic.md).
+std::uint32_t classic_blend_time(std::uint32_t time, std::uint32_t length, bool loop) {
     if (time > length) time = loop ? time % (length + 1) : length;
     return time;
 }
 
-// animated-object-class.zh.txt: S_ANIMATION::Update for matrix keys with per-key deltas, and
-// S_ANIMATION_SET::Update's time rule.
-glm::mat4 seed_object_matrix(const matrix_track<std::uint32_t>& t, std::uint32_t time, bool smooth) {
+// The animated object class (docs/classic.md): a matrix track's update with per-key deltas, and
+// the animation set's time rule.
+glm::mat4 classic_object_matrix(const matrix_track<std::uint32_t>& t, std::uint32_t time, bool smooth) {
     std::uint32_t k = 0;
     for (std::uint32_t i = 0; i < t.size(); ++i) {
         if (t.time(i) <= time)
@@ -71,11 +71,11 @@ glm::mat4 seed_object_matrix(const matrix_track<std::uint32_t>& t, std::uint32_t
     const glm::mat4 inter = (t.value(k + 1) - t.value(k)) / float(t.time(k + 1) - t.time(k));
     return t.value(k) + inter * float(time - t.time(k));
 }
-glm::mat4 seed_object_set_update(const matrix_track<std::uint32_t>& t, std::uint32_t length,
+glm::mat4 classic_object_set_update(const matrix_track<std::uint32_t>& t, std::uint32_t length,
                                  std::uint32_t time, bool loop, bool smooth) {
-    if (length == 0) return seed_object_matrix(t, 0, false);
-    if (time >= length && !loop) return seed_object_matrix(t, time, false);
-    return seed_object_matrix(t, time % length, smooth);
+    if (length == 0) return classic_object_matrix(t, 0, false);
+    if (time >= length && !loop) return classic_object_matrix(t, time, false);
+    return classic_object_matrix(t, time % length, smooth);
 }
 
 template <class Time>
@@ -141,7 +141,7 @@ TEST_CASE("a single-key track returns that key at every time") {
 }
 
 TEST_CASE("integer-tick tracks sample at fractional ticks") {
-    const matrix_track<std::uint32_t> t = timed_seed_track();
+    const matrix_track<std::uint32_t> t = timed_example_track();
     const glm::mat4 m = sample_track(t, 1234.25); // past the end: the last key
     CHECK(m == glm::mat4(1.0f));
     const glm::mat4 q = sample_track(t, 100.5); // between key 0 and key 1
@@ -313,8 +313,8 @@ TEST_CASE("wrap_time at the integer type's limits") {
     CHECK(wrap_time(std::numeric_limits<std::int32_t>::min(), imax, wrap_mode::loop_inclusive) == 0);
 }
 
-TEST_CASE("seed: the timed-keyframe example's four matrix keys (timed-keyframe-animation.txt)") {
-    const matrix_track<std::uint32_t> t = timed_seed_track();
+TEST_CASE("classic: the timed key-frame example's four matrix keys") {
+    const matrix_track<std::uint32_t> t = timed_example_track();
     REQUIRE(validate_track(t));
     SUBCASE("hand-computed values") {
         const glm::mat4 m60 = sample_track(t, 60u); // key 0 -> key 1, scalar 0.15
@@ -322,7 +322,7 @@ TEST_CASE("seed: the timed-keyframe example's four matrix keys (timed-keyframe-a
         CHECK(m60[0][1] == doctest::Approx(0.15f));
         CHECK(m60[1][0] == doctest::Approx(-0.15f));
         CHECK(max_abs_diff(m60[3], glm::vec4(7.5f, 0, 0, 1)) < 1e-6f);
-        CHECK(bit_equal(sample_track(t, 400u), glm::make_mat4(timed_seed_keys[1].m)));
+        CHECK(bit_equal(sample_track(t, 400u), glm::make_mat4(timed_example_keys[1].m)));
         const glm::mat4 m600 = sample_track(t, 600u);
         CHECK(m600[3] == glm::vec4(37.5f, 12.5f, 0, 1));
         const glm::mat4 m1000 = sample_track(t, 1000u);
@@ -333,12 +333,12 @@ TEST_CASE("seed: the timed-keyframe example's four matrix keys (timed-keyframe-a
         CHECK(wrap_time(1201u, t.last_time(), wrap_mode::loop_inclusive) == 0u);
         CHECK(wrap_time(1650u, t.last_time(), wrap_mode::loop_inclusive) == 449u);
     }
-    SUBCASE("every millisecond of three loops matches the transcribed seed") {
+    SUBCASE("every millisecond of three loops matches the classic sampling") {
         track_cursor c;
         float worst = 0.0f;
         for (std::uint32_t elapsed = 0; elapsed < 3700; ++elapsed) {
-            const std::uint32_t time = elapsed % (timed_seed_keys[3].time + 1);
-            const glm::mat4 expected = seed_matrix_sample(t, time);
+            const std::uint32_t time = elapsed % (timed_example_keys[3].time + 1);
+            const glm::mat4 expected = classic_matrix_sample(t, time);
             const std::uint32_t ours = wrap_time(elapsed, t.last_time(), wrap_mode::loop_inclusive);
             CHECK(ours == time);
             worst = std::max(worst, max_abs_diff(sample_track(t, ours, c), expected));
@@ -347,55 +347,52 @@ TEST_CASE("seed: the timed-keyframe example's four matrix keys (timed-keyframe-a
     }
 }
 
-TEST_CASE("seed: Blend()'s time rule, Time % (Length + 1) looping, clamp otherwise "
-          "(blending-skeletal-animations.txt)") {
-    // "If you have an animation that is 1000 milliseconds in length, then Time can be any value
-    // from 0 to 999. Specifying a value larger than the animation's length forces [...] the last
-    // key frame."
+TEST_CASE("classic: Blend()'s time rule, Time % (Length + 1) looping, clamp otherwise") {
+    // A looping 1000 ms set plays times 0 to 1000 (the code's Time % (Length + 1), not the 0 to
+    // 999 its prose promises); without looping a later time shows the last key frame.
     const std::uint32_t length = 1000;
     for (std::uint32_t time : {0u, 999u, 1000u, 1001u, 1500u, 2002u, 123456u}) {
-        CHECK(wrap_time(time, length, wrap_mode::loop_inclusive) == seed_blend_time(time, length, true));
-        CHECK(wrap_time(time, length, wrap_mode::clamp) == seed_blend_time(time, length, false));
+        CHECK(wrap_time(time, length, wrap_mode::loop_inclusive) == classic_blend_time(time, length, true));
+        CHECK(wrap_time(time, length, wrap_mode::clamp) == classic_blend_time(time, length, false));
     }
     CHECK(wrap_time(1500u, length, wrap_mode::loop_inclusive) == 499u);
     CHECK(wrap_time(1500u, length, wrap_mode::clamp) == 1000u);
-    // The 50 ms update loop of the chapter: 20 calls reach the end, then it holds (Loop = FALSE).
-    const matrix_track<std::uint32_t> t = timed_seed_track();
+    // The classic 50 ms update loop: 20 calls reach the end, then it holds (Loop = FALSE).
+    const matrix_track<std::uint32_t> t = timed_example_track();
     for (std::uint32_t call = 0; call < 40; ++call) {
         const std::uint32_t time = call * 50u;
         const glm::mat4 ours = sample_track(t, wrap_time(time, t.last_time(), wrap_mode::clamp));
-        CHECK(max_abs_diff(ours, seed_matrix_sample(t, seed_blend_time(time, 1200, false))) < 1e-5f);
+        CHECK(max_abs_diff(ours, classic_matrix_sample(t, classic_blend_time(time, 1200, false))) < 1e-5f);
         const glm::mat4 looped = sample_track(t, wrap_time(time, t.last_time(), wrap_mode::loop_inclusive));
-        CHECK(max_abs_diff(looped, seed_matrix_sample(t, seed_blend_time(time, 1200, true))) < 1e-5f);
+        CHECK(max_abs_diff(looped, classic_matrix_sample(t, classic_blend_time(time, 1200, true))) < 1e-5f);
     }
 }
 
-TEST_CASE("seed: the object class's time % length, zero-length sets and stepped keys "
-          "(animated-object-class.zh.txt)") {
-    const matrix_track<std::uint32_t> smooth = timed_seed_track(interpolation::linear);
-    const matrix_track<std::uint32_t> stepped = timed_seed_track(interpolation::step);
+TEST_CASE("classic: the object class's time % length, zero-length sets and stepped keys") {
+    const matrix_track<std::uint32_t> smooth = timed_example_track(interpolation::linear);
+    const matrix_track<std::uint32_t> stepped = timed_example_track(interpolation::step);
     const std::uint32_t length = smooth.last_time();
     for (std::uint32_t time = 0; time < 4000; time += 7) {
         for (bool loop : {false, true}) {
             const wrap_mode mode = loop ? wrap_mode::loop : wrap_mode::clamp;
             const std::uint32_t wrapped = wrap_time(time, length, mode);
-            // Past the end without looping the seed samples "non-smooth": the last key either way.
+            // Past the end without looping the object class samples "non-smooth": the last key either way.
             CHECK(max_abs_diff(sample_track(smooth, wrapped),
-                               seed_object_set_update(smooth, length, time, loop, true)) < 1e-5f);
+                               classic_object_set_update(smooth, length, time, loop, true)) < 1e-5f);
             CHECK(max_abs_diff(sample_track(stepped, wrapped),
-                               seed_object_set_update(stepped, length, time, loop, false)) == 0.0f);
+                               classic_object_set_update(stepped, length, time, loop, false)) == 0.0f);
         }
     }
     CHECK(wrap_time(1300u, length, wrap_mode::loop) == 100u);
     CHECK(wrap_time(1200u, length, wrap_mode::loop) == 0u);
     SUBCASE("a zero-length set uses its first key") {
         matrix_track<std::uint32_t> zero;
-        zero.push_back(0u, glm::make_mat4(timed_seed_keys[1].m));
+        zero.push_back(0u, glm::make_mat4(timed_example_keys[1].m));
         for (std::uint32_t time : {0u, 1u, 500u, 99999u}) {
             for (wrap_mode mode : {wrap_mode::clamp, wrap_mode::loop, wrap_mode::loop_inclusive}) {
                 const std::uint32_t w = wrap_time(time, zero.last_time(), mode);
                 CHECK(w == 0u);
-                CHECK(bit_equal(sample_track(zero, w), seed_object_set_update(zero, 0, time, true, true)));
+                CHECK(bit_equal(sample_track(zero, w), classic_object_set_update(zero, 0, time, true, true)));
             }
         }
     }

@@ -1,10 +1,11 @@
 // skin.hpp: palette building, linear-blend skinning on every lane type against two references
-// (a double-precision vertex-major loop and the seeds' bone-major UpdateSkinnedMesh), every layout,
-// validation, threads, influence preparation, dual-quaternion skinning.
+// (a double-precision vertex-major loop and the classic bone-major UpdateSkinnedMesh), every
+// layout, validation, threads, influence preparation, dual-quaternion skinning.
 //
-// This file is compiled three times: in keyblend_tests (the build's widest SIMD path, AVX2 with
-// -march=native, and each narrower lane type called directly), in keyblend_tests_skin_sse2 (SSE2
-// only) and in keyblend_tests_skin_scalar (KEYBLEND_NO_INTRINSICS).
+// This file is compiled into keyblend_tests (the kernels of the build's instruction set,
+// -march=native by default, and each narrower lane type called directly), and, as heavy checks
+// (tests/CMakeLists.txt), once per instruction set (keyblend_tests_skin_scalar, _sse2, _avx2,
+// _avx512), into the compiled-kernels build and into the test configurations.
 #include <keyblend/kernels.hpp>
 #include <keyblend/skin.hpp>
 #include <keyblend/skin_threads.hpp>
@@ -222,8 +223,8 @@ reference vertex_major(const skin_mesh& m, const std::vector<float>& weights, no
     return r;
 }
 
-/// The seeds' method (UpdateSkinnedMesh): bone by bone, every vertex the bone influences gets the
-/// bone's weighted transform added. Float, as D3DX computes it.
+/// The classic method (UpdateSkinnedMesh, docs/classic.md): bone by bone, every vertex the bone
+/// influences gets the bone's weighted transform added. Float, as D3DX computes it.
 reference bone_major(const skin_mesh& m, const std::vector<float>& weights) {
     struct influence {
         std::size_t vertex;
@@ -520,13 +521,14 @@ TEST_CASE("palette_job: model[bones[b].joint] * bones[b].offset, from a loader's
     REQUIRE(run_palette(model, bones, palette));
     for (std::size_t b = 0; b < 4; ++b) CHECK(palette_matches(palette[b], model[bones[b].joint], bones[b].offset));
 
-    // A real SkinWeights offset matrix (Bip01_R_UpperArm of a classic sample), 16 floats in file
-    // order: with the joint at its bind pose (model = inverse(offset)) the bone moves nothing.
-    const float file_offset[16] = {-0.941743f, -0.646748f, 0.574719f, 0.0f, -0.283133f, -0.461979f,
-                                   -0.983825f, 0.0f,       0.923060f, -1.114919f, 0.257891f, 0.0f,
-                                   -65.499557f, 30.497688f, 12.852692f, 1.0f};
+    // The classic SkinWeights example's offset matrix (Bip01_R_UpperArm), 16 floats in file order:
+    // with the joint at its bind pose (model = inverse(offset)) the bone moves nothing.
+    const float classic_offset[16] = {-0.941743f,  -0.646748f, 0.574719f,  0.0f,
+                                      -0.283133f,  -0.461979f, -0.983825f, 0.0f,
+                                      0.923060f,   -1.114919f, 0.257891f,  0.0f,
+                                      -65.499557f, 30.497688f, 12.852692f, 1.0f};
     glm::mat4 offset;
-    std::memcpy(&offset[0][0], file_offset, sizeof file_offset);
+    std::memcpy(&offset[0][0], classic_offset, sizeof classic_offset);
     const std::vector<glm::mat4> bind{glm::inverse(offset)};
     const std::vector<skin_bone> one{{"arm", 0, offset}};
     REQUIRE(run_palette(bind, one, palette));
@@ -715,7 +717,7 @@ std::vector<float> canonical_outputs() {
 } // namespace
 
 TEST_CASE("skinning outputs equal the other builds' (bit for bit where the same kernels run)") {
-    // ctest's skin_outputs_<isa> runs of the static builds write their outputs; the dispatch
+    // ctest's skin_outputs_<isa> runs of the static builds write their outputs; the compiled-kernels
     // build's runs compare (tests/CMakeLists.txt). Without those variables this only computes.
     const std::vector<float> mine = canonical_outputs();
     if (const char* path = std::getenv("KEYBLEND_SKIN_OUTPUTS_WRITE")) {
@@ -830,7 +832,7 @@ TEST_CASE("fixed_skinning: the same bits as run() for the jobs it fits, an error
     }
 }
 
-TEST_CASE("the two references agree: vertex-major (double) and the seeds' bone-major method") {
+TEST_CASE("the two references agree: vertex-major (double) and the classic bone-major method") {
     for (std::size_t k : {1u, 2u, 4u, 8u}) {
         const skin_mesh m = random_mesh(300, k, 30, std::uint32_t(k), false, true);
         const std::vector<float> w = effective_weights(m, nullptr, false);

@@ -473,7 +473,7 @@ TEST_CASE("the hand-written file loads with every value in place") {
     }
 
     SUBCASE("a rotation key turns the way the frame matrices of the same file do") {
-        // Exporters store the conjugate of the frame's rotation (REFERENCE.md §3): the key
+        // Exporters store the conjugate of the frame's rotation (docs/xfile.md): the key
         // (w, x, y, z) = (cos 45, 0, 0, sin 45) belongs to a frame matrix that turns x into -y, and
         // so does the loaded quaternion.
         const glm::quat q = x.animation_sets[0].clip.channels[0].rotation.value(0);
@@ -1175,7 +1175,7 @@ TEST_CASE("load_xfile: files that cannot be read") {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Real files (../shared/data/x; their README's table is the reference)
+// Real files (KEYBLEND_DATA_DIR): each file's known contents, counted independently of keyblend
 // ---------------------------------------------------------------------------------------------
 
 namespace {
@@ -1294,7 +1294,7 @@ std::size_t depth_of(const skeleton& s) {
 
 } // namespace
 
-TEST_CASE("every real file loads and holds what the data README says") {
+TEST_CASE("every real file loads and holds its known contents") {
     for (const expected_file& e : data_table()) {
         CAPTURE(e.path);
         const auto path = kbtest::data_file(e.path);
@@ -1328,7 +1328,7 @@ TEST_CASE("every real file loads and holds what the data README says") {
             for (std::uint16_t b : k.bone_indices)
                 REQUIRE(b < std::max<std::size_t>(k.bones.size(), 1));
             for (const io::skin_bone& b : k.bones) CHECK(x.skeleton.name(b.joint) == b.name);
-            if (em.vertices == 0) continue; // the README gives no per-mesh figures
+            if (em.vertices == 0) continue; // no per-mesh figures known
             CHECK(m.positions.size() == em.vertices);
             CHECK(m.face_count == em.faces);
             CHECK(k.bones.size() == em.bones);
@@ -1440,7 +1440,7 @@ TEST_CASE("malformed_skinweights_oob.x: a clear error, or a lenient warning nami
 
 TEST_CASE("bind sets sampled at their first tick reproduce every frame's FrameTransformMatrix") {
     // Testwuson.X's Wuson_Bind is the bind pose by name; the other files' sets start from it too.
-    // This is what proves the rotation-key conjugation (REFERENCE.md §3) on real data.
+    // This is what proves the rotation-key conjugation (docs/xfile.md) on real data.
     const struct {
         const char* path;
         const char* set;

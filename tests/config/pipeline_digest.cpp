@@ -6,9 +6,9 @@
 //     pipeline_digest <out.txt> --compare <ref.txt> [--tolerance T]
 //                                                     write it, then compare with a reference
 //
-// For each file (tests/data/sample.x, and ../shared/data/x's files when present): the load's
+// For each file (tests/data/sample.x, and KEYBLEND_DATA_DIR's files when present): the load's
 // outcome (the error message, or the counts); for each animation set at five times: sample_clip ->
-// local_to_model (model matrices), sample_local_matrices (the seeds' matrices), a 50/50 blend_job of
+// local_to_model (model matrices), sample_local_matrices (the classic matrices), a 50/50 blend_job of
 // the set with the next one, and every skinned mesh skinned with the blended pose's palette
 // (positions and normals of up to 64 vertices spread over the mesh, and their sums). Comparison:
 // the same lines and words, and numbers equal within a tolerance (2e-5 unless --tolerance) x the

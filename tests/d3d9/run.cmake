@@ -4,7 +4,8 @@
 #   MODE=run      runs WORK_DIR/build/keyblend_d3d9_tests.exe under wine inside one xvfb-run,
 #                 with TEST_ARGS (doctest filters); MODE=example runs the example for a few frames
 #
-# Other variables: SOURCE_DIR (keyblend), WORK_DIR, DATA_DIR (../shared/data/x), HOST_INCLUDES
+# Other variables: SOURCE_DIR (keyblend), WORK_DIR, DATA_DIR (KEYBLEND_DATA_DIR), SNIPPETS (the
+# guide's Direct3D 9 snippets as one file), HOST_INCLUDES
 # (folders holding glm/ and doctest/, separated by |), GENERATOR, TIMEOUT (seconds for the run).
 #
 # A missing tool (compiler, zlib for mingw-w64, wine, xvfb-run) prints KEYBLEND-SKIP, which ctest
@@ -38,12 +39,12 @@ if(MODE STREQUAL "build")
   if(IS_DIRECTORY "${DATA_DIR}")
     set(data_dir_wine "Z:${DATA_DIR}")
   else()
-    set(data_dir_wine "Z:/nonexistent/shared/data/x") # the tests that need it report it missing
+    set(data_dir_wine "Z:/nonexistent/keyblend-test-data") # the tests that need it report it missing
   endif()
   run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/d3d9" -B "${build_dir}" -G "${GENERATOR}"
       "-DCMAKE_TOOLCHAIN_FILE=${SOURCE_DIR}/cmake/mingw-w64-x86_64.cmake" -DCMAKE_BUILD_TYPE=Release
       "-DKEYBLEND_SOURCE_DIR=${SOURCE_DIR}" "-DKEYBLEND_HOST_INCLUDES=${HOST_INCLUDES}"
-      "-DKEYBLEND_DATA_DIR_WINE=${data_dir_wine}" "-DKEYBLEND_README_SNIPPETS=${README_SNIPPETS}")
+      "-DKEYBLEND_DATA_DIR_WINE=${data_dir_wine}" "-DKEYBLEND_SNIPPETS=${SNIPPETS}")
   run(${CMAKE_COMMAND} --build "${build_dir}" --parallel 2)
   return()
 endif()

@@ -5,7 +5,7 @@
 // vertex data and bind poses finite, warnings bounded). A broken promise traps.
 //
 // Built by .ci/run with clang (-DKEYBLEND_BUILD_FUZZ=ON), seeded with tests/data and
-// ../shared/data/x, run for a bounded time under AddressSanitizer and UndefinedBehaviorSanitizer.
+// KEYBLEND_DATA_DIR, run for a bounded time under AddressSanitizer and UndefinedBehaviorSanitizer.
 #include <keyblend/io/xfile.hpp>
 
 #include <cstddef>

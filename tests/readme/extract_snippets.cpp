@@ -1,13 +1,14 @@
-// Extracts the C++ snippets of README.md into translation units, so that the tests compile (and
-// where they can, run) every snippet exactly as the README shows it.
+// Extracts the C++ snippets of the user's guide (README.md and every docs/*.md) into translation
+// units, so that the tests compile (and where they can, run) every snippet exactly as the pages show
+// it.
 //
-//     extract_snippets README.md <out-host.cpp> <out-d3d9.cpp>
+//     extract_snippets <out-host.cpp> <out-d3d9.cpp> <page.md>...
 //
 // A snippet is a fenced block opened by a line "```cpp" and closed by "```". Each one must be
-// preceded (directly, or with blank lines between) by an HTML comment that the rendered README does
+// preceded (directly, or with blank lines between) by an HTML comment that the rendered page does
 // not show, saying how to build it:
 //
-//     <!-- snippet [run | compile] [host | d3d9] [scope]
+//     <!-- snippet [run | compile] [host | d3d9] [scope] [assimp]
 //     context lines: declarations the snippet uses, with values when it runs
 //     -->
 //
@@ -17,11 +18,14 @@
 //   mingw-w64 cross build compiles.
 // - scope: the snippet is namespace-scope code (types, functions) rather than statements.
 // - assimp: the snippet needs keyblend::assimp: compiled (and run) only where the build defines
-//   KEYBLEND_README_ASSIMP (it does when it has the adapter; CI always has it).
-// A snippet without such a comment is an error: the README and its tests cannot drift apart.
+//   KEYBLEND_SNIPPETS_ASSIMP (it does when it has the adapter; CI always has it).
+// A snippet without such a comment is an error: the pages and their tests cannot drift apart. A
+// page without snippets is fine; no snippet in any page is an error (a wrong list of pages).
 // `#include` lines are hoisted to the top of the unit; `#line` directives map every snippet line
-// back to README.md, so a compiler error names the README's own line.
+// back to its page, so a compiler error names the page's own line. Snippets of all pages share one
+// unit, each in its own function (or namespace, for scope snippets) named after its page and rank.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -32,12 +36,15 @@
 namespace {
 
 struct snippet {
-    int first_line = 0;   // README line of the first code line
-    int context_line = 0; // README line of the first context line
+    std::string page;     // the page's path, as given on the command line
+    std::string name;     // the generated function's (or namespace's) name
+    int rank = 0;         // 1 for the page's first snippet
+    int first_line = 0;   // page line of the first code line
+    int context_line = 0; // page line of the first context line
     bool run = true;
     bool d3d9 = false;
     bool scope = false;
-    bool assimp = false; // needs keyblend::assimp: compiled where KEYBLEND_README_ASSIMP is defined
+    bool assimp = false; // needs keyblend::assimp: compiled where KEYBLEND_SNIPPETS_ASSIMP is defined
     std::vector<std::string> context;
     std::vector<std::string> code;
 };
@@ -62,79 +69,92 @@ std::string quoted(const std::string& path) {
     return out + "\"";
 }
 
-bool write_unit(const std::string& path, const std::string& readme, const std::vector<snippet>& all,
-                bool d3d9) {
+/// The page's file name without folder and extension, as an identifier: "docs/getting-started.md"
+/// -> "getting_started".
+std::string page_identifier(const std::string& page) {
+    const auto slash = page.find_last_of("/\\");
+    std::string stem = page.substr(slash == std::string::npos ? 0 : slash + 1);
+    if (const auto dot = stem.rfind('.'); dot != std::string::npos) stem.erase(dot);
+    for (char& c : stem)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return stem;
+}
+
+/// The page's name as the generated program prints it: "README.md", "docs/skinning.md".
+std::string page_label(const std::string& page) {
+    const auto slash = page.find_last_of("/\\");
+    const std::string file = page.substr(slash == std::string::npos ? 0 : slash + 1);
+    if (slash == std::string::npos || slash == 0) return file;
+    const auto parent = page.find_last_of("/\\", slash - 1);
+    const std::string folder = page.substr(parent == std::string::npos ? 0 : parent + 1,
+                                           slash - (parent == std::string::npos ? 0 : parent + 1));
+    return folder == "docs" ? "docs/" + file : file;
+}
+
+bool write_unit(const std::string& path, const std::vector<snippet>& all, bool d3d9) {
     std::ostringstream includes, bodies, calls;
     std::vector<std::string> seen;
     int count = 0;
-    for (std::size_t i = 0; i < all.size(); ++i) {
-        const snippet& s = all[i];
+    for (const snippet& s : all) {
         if (s.d3d9 != d3d9) continue;
         ++count;
-        const std::string name = "readme_snippet_" + std::to_string(i + 1);
-        if (s.assimp) includes << "#if defined(KEYBLEND_README_ASSIMP)\n";
+        if (s.assimp) includes << "#if defined(KEYBLEND_SNIPPETS_ASSIMP)\n";
         auto hoist = [&](const std::vector<std::string>& from, int first_line) {
             for (std::size_t l = 0; l < from.size(); ++l) {
                 const std::string& line = from[l];
                 if (!starts_with(trim(line), "#include")) continue;
                 if (std::find(seen.begin(), seen.end(), trim(line)) != seen.end()) continue;
                 seen.push_back(trim(line));
-                includes << "#line " << first_line + int(l) << ' ' << quoted(readme) << '\n'
-                         << line << '\n';
+                includes << "#line " << first_line + int(l) << ' ' << quoted(s.page) << '\n' << line << '\n';
             }
         };
         hoist(s.context, s.context_line);
         hoist(s.code, s.first_line);
         if (s.assimp) includes << "#endif\n";
-        if (s.assimp) bodies << "#if defined(KEYBLEND_README_ASSIMP)\n";
+        if (s.assimp) bodies << "#if defined(KEYBLEND_SNIPPETS_ASSIMP)\n";
         if (s.scope)
-            bodies << "namespace " << name << " {\n";
+            bodies << "namespace " << s.name << " {\n";
         else
-            bodies << "[[maybe_unused]] static void " << name << "() {\n";
+            bodies << "[[maybe_unused]] static void " << s.name << "() {\n";
         if (!s.context.empty()) {
-            bodies << "#line " << s.context_line << ' ' << quoted(readme) << '\n';
+            bodies << "#line " << s.context_line << ' ' << quoted(s.page) << '\n';
             for (const std::string& line : s.context)
                 bodies << (starts_with(trim(line), "#include") ? "" : line) << '\n';
         }
-        bodies << "#line " << s.first_line << ' ' << quoted(readme) << '\n';
+        bodies << "#line " << s.first_line << ' ' << quoted(s.page) << '\n';
         for (const std::string& line : s.code)
             bodies << (starts_with(trim(line), "#include") ? "" : line) << '\n';
-        bodies << (s.scope ? "} // namespace " + name : "}") << "\n";
+        bodies << (s.scope ? "} // namespace " + s.name : "}") << "\n";
         if (s.assimp) bodies << "#endif\n";
         bodies << "\n";
         if (s.run && !s.scope) {
-            if (s.assimp) calls << "#if defined(KEYBLEND_README_ASSIMP)\n";
-            calls << "    std::printf(\"README snippet " << i + 1 << " (line " << s.first_line
-                  << ")\\n\");\n    " << name << "();\n";
+            if (s.assimp) calls << "#if defined(KEYBLEND_SNIPPETS_ASSIMP)\n";
+            calls << "    std::printf(\"" << page_label(s.page) << " snippet " << s.rank << " (line "
+                  << s.first_line << ")\\n\");\n    " << s.name << "();\n";
             if (s.assimp) calls << "#endif\n";
         }
     }
     std::ofstream out(path);
-    out << "// Generated from " << readme << " by tests/readme/extract_snippets.cpp: " << count
+    out << "// Generated by tests/readme/extract_snippets.cpp from the user's guide: " << count
         << " snippet(s). Do not edit.\n";
-    out << includes.str() << "#line 1 \"readme_snippets (generated)\"\n#include <cstdio>\n\n";
+    out << includes.str() << "#line 1 \"snippets (generated)\"\n#include <cstdio>\n\n";
     out << bodies.str();
     if (!d3d9) out << "int main() {\n" << calls.str() << "    return 0;\n}\n";
     return bool(out);
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
-    if (argc != 4) {
-        std::fprintf(stderr, "usage: %s README.md out-host.cpp out-d3d9.cpp\n", argv[0]);
-        return 2;
-    }
-    const std::string readme = argv[1];
-    std::ifstream in(readme);
+/// Appends the snippets of one page to `all`; false (after printing why) on a malformed page.
+bool read_page(const std::string& page, std::vector<snippet>& all) {
+    std::ifstream in(page);
     if (!in) {
-        std::fprintf(stderr, "%s: cannot read\n", readme.c_str());
-        return 1;
+        std::fprintf(stderr, "%s: cannot read\n", page.c_str());
+        return false;
     }
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) lines.push_back(line);
 
-    std::vector<snippet> all;
+    const std::string id = page_identifier(page);
+    int rank = 0;
     bool have_comment = false;
     snippet pending;
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -153,16 +173,15 @@ int main(int argc, char** argv) {
                 else if (w == "scope") pending.scope = true;
                 else if (w == "assimp") pending.assimp = true;
                 else {
-                    std::fprintf(stderr, "%s:%d: unknown snippet option '%s'\n", readme.c_str(), number,
-                                 w.c_str());
-                    return 1;
+                    std::fprintf(stderr, "%s:%d: unknown snippet option '%s'\n", page.c_str(), number, w.c_str());
+                    return false;
                 }
             }
             pending.context_line = number + 1;
             while (!closed) {
                 if (++i >= lines.size()) {
-                    std::fprintf(stderr, "%s:%d: unterminated snippet comment\n", readme.c_str(), number);
-                    return 1;
+                    std::fprintf(stderr, "%s:%d: unterminated snippet comment\n", page.c_str(), number);
+                    return false;
                 }
                 if (trim(lines[i]) == "-->") closed = true;
                 else pending.context.push_back(lines[i]);
@@ -175,29 +194,53 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr,
                              "%s:%d: a C++ snippet without a <!-- snippet ... --> comment before it "
                              "(see tests/readme/extract_snippets.cpp)\n",
-                             readme.c_str(), number);
-                return 1;
+                             page.c_str(), number);
+                return false;
             }
             pending.first_line = number + 1;
             for (++i; i < lines.size() && trim(lines[i]) != "```"; ++i) pending.code.push_back(lines[i]);
             if (i >= lines.size()) {
-                std::fprintf(stderr, "%s:%d: unterminated C++ snippet\n", readme.c_str(), number);
-                return 1;
+                std::fprintf(stderr, "%s:%d: unterminated C++ snippet\n", page.c_str(), number);
+                return false;
             }
+            pending.page = page;
+            pending.rank = ++rank;
+            pending.name = "snippet_" + id + "_" + std::to_string(rank);
             all.push_back(pending);
             have_comment = false;
             continue;
         }
         if (!t.empty()) have_comment = false; // the comment must directly precede its block
     }
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 4) {
+        std::fprintf(stderr, "usage: %s out-host.cpp out-d3d9.cpp page.md...\n", argv[0]);
+        return 2;
+    }
+    std::vector<snippet> all;
+    std::vector<std::string> identifiers;
+    for (int a = 3; a < argc; ++a) {
+        const std::string id = page_identifier(argv[a]);
+        if (std::find(identifiers.begin(), identifiers.end(), id) != identifiers.end()) {
+            std::fprintf(stderr, "%s: a second page named '%s' (snippet names would clash)\n", argv[a], id.c_str());
+            return 1;
+        }
+        identifiers.push_back(id);
+        if (!read_page(argv[a], all)) return 1;
+    }
     if (all.empty()) {
-        std::fprintf(stderr, "%s: no C++ snippets found\n", readme.c_str());
+        std::fprintf(stderr, "no C++ snippets found in %d page(s)\n", argc - 3);
         return 1;
     }
-    if (!write_unit(argv[2], readme, all, false) || !write_unit(argv[3], readme, all, true)) {
+    if (!write_unit(argv[1], all, false) || !write_unit(argv[2], all, true)) {
         std::fprintf(stderr, "cannot write the generated units\n");
         return 1;
     }
-    std::printf("extract_snippets: %zu snippet(s) from %s\n", all.size(), readme.c_str());
+    std::printf("extract_snippets: %zu snippet(s) from %d page(s)\n", all.size(), argc - 3);
     return 0;
 }
