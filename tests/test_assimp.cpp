@@ -7,6 +7,7 @@
 #include <keyblend/keyblend.hpp>
 #include <keyblend/skin.hpp>
 
+#include "bvh_reference.hpp"
 #include "helpers.hpp"
 
 #include <assimp/Importer.hpp>
@@ -910,93 +911,7 @@ TEST_CASE("simple_skin.gltf: poses and skinned vertices against the file's own k
 
 namespace {
 
-// --- an independent reading of a BVH file --------------------------------------------------------
-
-struct bvh_file {
-    struct joint {
-        std::string name;
-        int parent = -1;
-        glm::dvec3 offset{0.0};
-        std::vector<std::string> channels;
-        std::size_t first_value = 0; // index of its first channel in a frame's values
-    };
-    std::vector<joint> joints;
-    std::vector<std::vector<double>> frames;
-    double frame_time = 0.0;
-
-    explicit bvh_file(const std::string& path) {
-        std::ifstream in(path);
-        std::string word;
-        std::vector<int> open; // the joint each '{' opened (-2 for End Site)
-        std::size_t values = 0;
-        int pending = -1;
-        while (in >> word && word != "MOTION") {
-            if (word == "ROOT" || word == "JOINT") {
-                joint j;
-                in >> j.name;
-                j.parent = -1;
-                for (auto it = open.rbegin(); it != open.rend(); ++it)
-                    if (*it >= 0) {
-                        j.parent = *it;
-                        break;
-                    }
-                joints.push_back(j);
-                pending = int(joints.size()) - 1;
-            } else if (word == "End") {
-                in >> word; // Site
-                pending = -2;
-            } else if (word == "{") {
-                open.push_back(pending);
-            } else if (word == "}") {
-                open.pop_back();
-            } else if (word == "OFFSET") {
-                glm::dvec3 o;
-                in >> o.x >> o.y >> o.z;
-                if (!open.empty() && open.back() >= 0) joints[std::size_t(open.back())].offset = o;
-            } else if (word == "CHANNELS") {
-                std::size_t n;
-                in >> n;
-                joint& j = joints.back();
-                j.first_value = values;
-                for (std::size_t i = 0; i < n; ++i) {
-                    in >> word;
-                    j.channels.push_back(word);
-                }
-                values += n;
-            }
-        }
-        std::size_t count = 0;
-        in >> word >> count >> word >> word >> frame_time; // Frames: N Frame Time: t
-        frames.assign(count, std::vector<double>(values));
-        for (auto& f : frames)
-            for (double& v : f) in >> v;
-    }
-
-    /// Joint j's local rotation at frame f: the channels' rotations in the order listed.
-    glm::dquat rotation(std::size_t j, std::size_t f) const {
-        glm::dquat q(1, 0, 0, 0);
-        for (std::size_t c = 0; c < joints[j].channels.size(); ++c) {
-            const std::string& ch = joints[j].channels[c];
-            const double angle = glm::radians(frames[f][joints[j].first_value + c]);
-            if (ch == "Xrotation") q = q * glm::angleAxis(angle, glm::dvec3(1, 0, 0));
-            if (ch == "Yrotation") q = q * glm::angleAxis(angle, glm::dvec3(0, 1, 0));
-            if (ch == "Zrotation") q = q * glm::angleAxis(angle, glm::dvec3(0, 0, 1));
-        }
-        return q;
-    }
-    /// Joint j's local translation at frame f: its position channels, else its offset.
-    glm::dvec3 translation(std::size_t j, std::size_t f) const {
-        glm::dvec3 t = joints[j].offset;
-        for (std::size_t c = 0; c < joints[j].channels.size(); ++c) {
-            const std::string& ch = joints[j].channels[c];
-            const double v = frames[f][joints[j].first_value + c];
-            if (ch == "Xposition") t.x = v;
-            if (ch == "Yposition") t.y = v;
-            if (ch == "Zposition") t.z = v;
-        }
-        return t;
-    }
-};
+using kbtest::bvh_file;
 
 } // namespace
 

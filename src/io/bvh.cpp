@@ -15,7 +15,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <memory>
 #include <string>
@@ -166,7 +165,7 @@ public:
     result<bvh> run() {
         // A UTF-8 byte order mark is not part of the first line.
         if (end_ - p_ >= 3 && std::string_view(p_, 3) == "\xEF\xBB\xBF") p_ += 3;
-        if (!hierarchy() || !motion() || !finish()) return failure_;
+        if (!hierarchy() || !build_skeleton() || !motion() || !finish()) return failure_;
         out_.warnings = std::move(warnings_);
         return std::move(out_);
     }
@@ -292,9 +291,14 @@ private:
         return warn(std::move(w));
     }
 
+    /// "joint 'name' (line L)" or "End Site (line L)" for joint j of the file (by file index).
     std::string joint_label(std::size_t j) const {
+        // (Once the skeleton is built, the names are its own, renamed ones included.)
+        return joint_label(j, built_ ? out_.skeleton.name(out_.skeleton.joint_of_source()[j]) : joints_[j].name);
+    }
+    std::string joint_label(std::size_t j, const std::string& name) const {
         const joint_record& r = joints_[j];
-        return (r.end_site ? std::string("End Site") : "joint " + quoted_excerpt(r.name)) +
+        return (r.end_site ? std::string("End Site") : "joint " + quoted_excerpt(name)) +
                " (line " + std::to_string(r.line) + ")";
     }
 
@@ -312,7 +316,7 @@ private:
         for (;;) {
             while (end_of_line())
                 if (!next_words()) {
-                    if (!close_all("the end of the file")) return false;
+                    if (!close_all("the end of the file") || !some_joint(line_number_ + 1, 1)) return false;
                     end_of_file_ = true;
                     return problem(errc::parse_error, line_number_ + 1, 1,
                                    "the file ends before MOTION", warning_action::dropped,
@@ -320,7 +324,8 @@ private:
                 }
             if (peek().text == "MOTION") {
                 const word motion = take();
-                if (!close_all("MOTION", motion.column)) return false;
+                if (!close_all("MOTION", motion.column) || !some_joint(line_number_, motion.column))
+                    return false;
                 if (!end_of_line()) {
                     const word extra = peek();
                     skip_line();
@@ -331,6 +336,13 @@ private:
             }
             if (!statement()) return false;
         }
+    }
+
+    /// An empty hierarchy is a problem (a file that animates nothing); false when the load fails.
+    bool some_joint(std::size_t line, std::size_t column) {
+        return !joints_.empty() || problem(errc::parse_error, line, column,
+                                           "the hierarchy declares no joint (no ROOT)",
+                                           warning_action::note, "the skeleton is empty");
     }
 
     /// Reads the statement at the cursor; false when the load fails.
@@ -377,7 +389,7 @@ private:
     }
 
     /// A new joint under the innermost open joint, awaiting its '{'; false past
-    /// load_options::max_joints, or (strict mode) when a joint has its name already.
+    /// load_options::max_joints.
     bool add_joint(const word& at, std::string name, bool end_site) {
         if (joints_.size() >= options_.max_joints ||
             joints_.size() >= static_cast<std::size_t>(std::numeric_limits<joint_index>::max() - 1))
@@ -392,14 +404,6 @@ private:
         r.line = line_number_;
         r.column = at.column;
         pending_brace_ = true;
-        const std::size_t self = joints_.size() - 1;
-        const auto [it, inserted] = first_use_.emplace(r.name, self);
-        if (inserted) return true;
-        renamed_.push_back(self);
-        if (!lenient_ && !end_site && !joints_[it->second].end_site)
-            return halt(make_error(errc::duplicate,
-                                   located(r.line, r.column,
-                                           joint_label(self) + " has the name of " + joint_label(it->second))));
         return true;
     }
 
@@ -509,7 +513,10 @@ private:
         const word count = peek();
         const bool counted = !count.text.empty() && !is_keyword(count.text) &&
                              parse_number(count.text, declared) == number_status::ok;
-        if (counted) take();
+        // A word in the count's place that is no channel name is a bad count, not a channel.
+        if (counted || (!count.text.empty() && !is_keyword(count.text) &&
+                        channel_named(count.text) == bvh_channel::ignored))
+            take();
         std::size_t names = 0;
         for (; !end_of_line() && !is_keyword(peek().text); ++names) {
             const word w = take();
@@ -819,10 +826,13 @@ private:
 
     // --- the result -----------------------------------------------------------------------------
 
-    bool finish() {
+    /// The skeleton, when the hierarchy is complete. Two joints with one name: the later is
+    /// renamed (skeleton.hpp's rule); a joint of the file with another's name is the file's
+    /// problem, an End Site's made-up name that a joint has is not (a note in either mode).
+    bool build_skeleton() {
         std::vector<joint_desc> descs(joints_.size());
         for (std::size_t j = 0; j < joints_.size(); ++j) {
-            descs[j].name = joints_[j].name;
+            descs[j].name = std::move(joints_[j].name);
             descs[j].parent = joints_[j].parent;
             descs[j].bind_local[3] = glm::vec4(joints_[j].offset, 1.0f);
         }
@@ -832,20 +842,33 @@ private:
         if (!built)
             return halt(make_error(built.error().code, std::string(source_) + ": " + built.error().message));
         out_.skeleton = std::move(*built);
-        const std::vector<std::size_t>& joint_of = out_.skeleton.joint_of_source();
-        // Renamed joints: a joint of the file with another's name is the file's problem (strict
-        // mode failed on it already); an End Site's made-up name that a joint has is not (a note).
-        for (std::size_t j : renamed_) {
-            const std::size_t first = first_use_.at(joints_[j].name);
-            const std::string what = joint_label(j) + " has the name of " + joint_label(first) +
-                                     "; renamed " + quoted_excerpt(out_.skeleton.name(joint_of[j]));
+        built_ = true;
+        const skeleton& s = out_.skeleton;
+        const std::vector<std::size_t>& joint_of = s.joint_of_source();
+        for (std::size_t j = 0; j < joints_.size(); ++j) {
+            if (s.name(joint_of[j]) == descs[j].name) continue;
+            // The first joint with the name kept it.
+            const std::size_t kept = s.index_of(descs[j].name);
+            if (kept == s.size()) continue; // (not reached: renaming keeps the first's name)
+            const std::size_t first = s.source_of_joint()[kept];
             load_warning w;
             w.code = errc::duplicate;
-            w.message = located(joints_[j].line, joints_[j].column, what);
-            w.action = joints_[j].end_site || joints_[first].end_site ? warning_action::note
-                                                                       : warning_action::repaired;
+            w.message = located(joints_[j].line, joints_[j].column,
+                                joint_label(j, descs[j].name) + " has the name of " + joint_label(first));
+            if (joints_[j].end_site || joints_[first].end_site) {
+                w.action = warning_action::note;
+            } else {
+                if (!lenient_) return halt(std::move(w));
+                w.action = warning_action::repaired;
+            }
+            w.message += "; renamed " + quoted_excerpt(s.name(joint_of[j]));
             if (!warn(std::move(w))) return false;
         }
+        return true;
+    }
+
+    bool finish() {
+        const std::vector<std::size_t>& joint_of = out_.skeleton.joint_of_source();
         out_.joints.resize(joints_.size());
         for (std::size_t j = 0; j < joints_.size(); ++j) {
             bvh_joint& b = out_.joints[joint_of[j]];
@@ -879,10 +902,8 @@ private:
     std::size_t at_ = 0; // the word cursor in line_
     bool end_of_file_ = false;
 
-    // (A deque: its records stay in place, so first_use_ can key on their names.)
-    std::deque<joint_record> joints_;
-    std::unordered_map<std::string_view, std::size_t> first_use_;
-    std::vector<std::size_t> renamed_; // joints whose name an earlier joint has
+    std::vector<joint_record> joints_; // (names moved into the skeleton once it is built)
+    bool built_ = false;
     std::size_t made_up_bytes_ = 0;    // bytes of parents' names copied into End Site names
     std::vector<std::size_t> open_; // the open joints, innermost last
     bool pending_brace_ = false;    // the last joint declared awaits its '{'
