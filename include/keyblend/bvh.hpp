@@ -128,7 +128,10 @@ struct bvh {
     /// The joints (see the top of this file). Names are as written, except: an unnamed joint is
     /// `unnamed_joint_<index>`; two joints with one name: the later are renamed `name#2`, ...
     /// (skeleton.hpp's duplicate_names::rename; lenient mode, with a warning); an End Site whose
-    /// generated name a joint has already: renamed the same way, with a note in either mode.
+    /// generated name a joint has already: renamed the same way, with a note in either mode. (The
+    /// End Sites' names copy at most as many bytes of their parents' names, all together, as the
+    /// file has; past that, which only a file of many End Sites under long names reaches, an End
+    /// Site is named `EndSite_<joint index>`.)
     keyblend::skeleton skeleton;
     /// Parallel to the skeleton's joints.
     std::vector<bvh_joint> joints;
@@ -156,7 +159,8 @@ struct bvh {
 ///   - repaired: a joint without a name is named unnamed_joint_<index>; a missing OFFSET, or
 ///     one with fewer than 3 numbers or a value that is not a finite float, uses 0 there; a
 ///     joint without a CHANNELS line has no channels; a CHANNELS count that disagrees with the
-///     names after it (on its line) takes the names; a '{' missing after ROOT, JOINT or End Site
+///     names after it (on its line) takes the names; a second CHANNELS line in one joint adds
+///     its channels to the joint's; a '{' missing after ROOT, JOINT or End Site
 ///     is assumed; joints still open at MOTION or at the end of the file are closed; joint names
 ///     used twice are renamed (see bvh::skeleton); CHANNELS or child joints inside an End Site
 ///     are kept (it then animates, or has children, like a joint);
@@ -175,14 +179,16 @@ struct bvh {
 ///     and so are the values missing from a short row;
 ///   - dropped: values past the row's last channel; a whole MOTION section when the file ends
 ///     before it (the clip then has no frames).
+/// - a hierarchy without any joint loads as an empty skeleton, with a note.
 /// Lines that hold only white space are skipped everywhere. Notes in either mode: frame numbers
-/// past 2^24 (not every one is exact as a float tick), and renamed End Sites.
+/// past 2^24 (not every one is exact as a float tick), and renamed End Sites. Names are checked
+/// when the hierarchy ends (at MOTION), before the frames are read.
 ///
 /// Errors (the message starts with the path and names the place):
 /// - errc::io_error: the file cannot be opened or read;
 /// - errc::parse_error: a file that does not start with HIERARCHY (after white space and a UTF-8
 ///   byte order mark): not a BVH file; more than max_warnings problems; and in strict mode every
-///   problem above that is not one of the following;
+///   problem above that is not one of the following (an empty hierarchy included);
 /// - errc::unsupported: a load_options limit exceeded (max_joints, max_keys);
 /// - strict mode also: errc::non_finite (NaN or infinity in an OFFSET or a frame value, a position
 ///   value too large for a float, a Frame Time NaN or infinite), errc::invalid_argument (a Frame
