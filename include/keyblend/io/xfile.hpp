@@ -50,7 +50,10 @@
 // checked against what the rest of the input can hold before anything is allocated for it, every
 // step is near-linear (hash lookups for names and GUIDs, a line index for positions, O(n log n)
 // sorts), and load_options' limits (decompressed bytes, data objects, joints, meshes, vertices,
-// keys, warnings) end the load with an error naming the limit.
+// keys, warnings) end the load with an error naming the limit. Nothing recurses on the input's
+// depth: Frames nest through an explicit stack, as deep as max_joints allows; the other templates
+// the loader reads nest a fixed number of levels, and objects it skips are skipped by counting
+// braces.
 #pragma once
 
 #include "../clip.hpp"
