@@ -1,11 +1,12 @@
 // keyblend — the command-line tool's shared parts: its options, a loaded model (from keyblend's
-// .X loader or from assimp, one place), and the pose of the skeleton at a time. keyblend_tool.cpp
+// .X loader, its BVH reader or assimp, one place), and the pose of the skeleton at a time. keyblend_tool.cpp
 // has main, `info` and `pose`; tool_render.cpp has `render`.
 //
 // SPDX-License-Identifier: MIT
 #pragma once
 
 #include <keyblend/blend.hpp>
+#include <keyblend/bvh.hpp>
 #include <keyblend/clip.hpp>
 #include <keyblend/io/xfile.hpp>
 #include <keyblend/pose.hpp>
@@ -58,6 +59,7 @@ struct model {
     /// "keyblend" or "assimp".
     const char* importer_name = "keyblend";
     std::unique_ptr<keyblend::io::xfile> x;
+    std::unique_ptr<keyblend::io::bvh> b;
 #ifdef KEYBLEND_TOOL_ASSIMP
     std::unique_ptr<keyblend::assimp::scene> a;
 #endif
@@ -84,9 +86,10 @@ struct model {
     }
 };
 
-/// Loads o.file with the importer o.from chooses: keyblend's .X loader for files that start with
-/// an .X header (`xof `) unless --importer assimp, assimp for every other file (when the tool is
-/// built with it). On failure prints the error and returns null (exit 1 follows).
+/// Loads o.file with the importer o.from chooses: unless --importer assimp, keyblend's .X loader
+/// for files that start with an .X header (`xof `) and its BVH reader for files named *.bvh or
+/// starting with HIERARCHY; assimp for every other file (when the tool is built with it). On
+/// failure prints the error and returns null (exit 1 follows).
 std::unique_ptr<model> load_model(const options& o);
 
 /// The clip named `name` (without regard to case), or a usage error listing the file's clips.
