@@ -1,14 +1,16 @@
 // keyblend — the command-line tool: what a model file holds, the pose of its skeleton at a time,
 // and pictures of it moving.
 //
-//   keyblend info FILE [--json] [--strict] [--importer keyblend|assimp]
+//   keyblend info FILE [--json] [--strict] [--importer keyblend|assimp] [assimp limits]
 //   keyblend pose FILE (--tick T | --time SECONDS) (--set NAME | --blend NAME:WEIGHT ...)
-//                 [--json] [--strict] [--importer keyblend|assimp]
+//                 [--json] [--strict] [--importer keyblend|assimp] [assimp limits]
 //   keyblend render FILE [--set NAME | --blend NAME:WEIGHT ...] [--from T0] [--to T1]
 //                   [--frames N] [--size WxH] [--bones] [--strict] [--importer ...] --out FILE
+//   assimp limits: [--max-memory MIB] [--max-seconds S]
 //
 // .X and BVH files go through keyblend's own loaders, every other format (and .X or BVH with
-// --importer assimp) through assimp (keyblend/assimp.hpp) when the tool is built with it.
+// --importer assimp) through assimp (keyblend/assimp.hpp) when the tool is built with it, in a
+// process of its own with limits (tool_isolate.cpp): assimp's importers are not hardened.
 //
 // Exit codes: 0 done; 1 the file cannot be read or is malformed (or the output cannot be written);
 // 2 the command line is wrong (including a set name the file does not have).
@@ -52,6 +54,7 @@ const char* const usage_text =
     "  keyblend render FILE [--set NAME | --blend NAME:WEIGHT ...] [--from T0] [--to T1]\n"
     "                  [--frames N] [--size WxH] [--bones] [--progress] [--strict]\n"
     "                  [--importer keyblend|assimp] --out FILE.png|FILE.gif\n"
+    "  each also takes [--max-memory MIB] [--max-seconds S] for assimp's imports\n"
     "\n"
     "info   format, float size, frames and hierarchy, meshes, animation sets; for .X and BVH\n"
     "       files what the file holds as written, and what the load repaired or dropped\n"
@@ -75,6 +78,11 @@ const char* const usage_text =
     "            pose and render print the warnings on stderr)\n"
     "--importer  keyblend (.X and .bvh files: the default) or assimp (every other format; for\n"
     "            .X and .bvh files too, to compare)\n"
+    "--max-memory, --max-seconds\n"
+    "            assimp's importers are not hardened: a file assimp reads is imported in a\n"
+    "            process of its own, with this much address space (default 1024 MiB) and time\n"
+    "            for the import (default 10 s); a crash or an exhausted limit there is reported,\n"
+    "            exit 1\n"
     "\n"
     "exit codes: 0 done, 1 the file cannot be read or is malformed, 2 wrong command line\n";
 
@@ -155,6 +163,16 @@ options parse_command_line(int argc, char** argv) {
             if (v == "keyblend") o.from = tool::importer::keyblend;
             else if (v == "assimp") o.from = tool::importer::assimp;
             else throw usage_error{"--importer takes keyblend or assimp, not '" + v + "'"};
+        } else if (a == "--max-memory") {
+            const double n = number_of(i);
+            if (n != std::floor(n) || n < 64 || n > 1048576)
+                throw usage_error{"--max-memory takes MiB, a whole number from 64 to 1048576, not '" + args[i] + "'"};
+            o.max_memory_mib = static_cast<std::size_t>(n);
+        } else if (a == "--max-seconds") {
+            const double n = number_of(i);
+            if (!(n > 0.0) || n > 86400.0)
+                throw usage_error{"--max-seconds takes seconds, more than 0 and at most 86400, not '" + args[i] + "'"};
+            o.max_seconds = n;
         } else if (o.command == "pose" && (a == "--tick" || a == "--time")) {
             const double n = number_of(i);
             if (o.tick || o.seconds) throw usage_error{"give one --tick or --time"};
@@ -500,12 +518,20 @@ std::optional<own_format> format_of(const std::string& path) {
 
 namespace tool {
 
+bool reads_with_assimp(const options& o) {
+#ifdef KEYBLEND_TOOL_ASSIMP
+    return o.from == importer::assimp || (o.from == importer::automatic && format_of(o.file) == own_format::other);
+#else
+    (void)o;
+    return false;
+#endif
+}
+
 std::unique_ptr<model> load_model(const options& o) {
     auto m = std::make_unique<model>();
     m->path = o.file;
     const std::optional<own_format> format = format_of(o.file);
-    const bool use_assimp =
-        o.from == importer::assimp || (o.from == importer::automatic && format == own_format::other);
+    const bool use_assimp = reads_with_assimp(o);
     const keyblend::io::parse_mode mode = o.strict ? keyblend::io::parse_mode::strict : keyblend::io::parse_mode::lenient;
     const auto failed = [&](const keyblend::error& e) {
         std::fprintf(stderr, "keyblend: %s\n", e.message.c_str());
@@ -519,6 +545,7 @@ std::unique_ptr<model> load_model(const options& o) {
         keyblend::assimp::options ao;
         ao.mode = mode;
         keyblend::result<keyblend::assimp::scene> a = keyblend::assimp::load_scene(o.file, ao);
+        import_done();
         if (!a) return failed(a.error());
         m->importer_name = "assimp";
         m->a = std::make_unique<keyblend::assimp::scene>(std::move(*a));
@@ -599,6 +626,21 @@ keyblend::status local_matrices(const model& m, const options& o, std::optional<
 
 } // namespace tool
 
+/// The command, once the command line is read: the load, then info, pose or render.
+int run_command(const options& o) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::unique_ptr<tool::model> m = tool::load_model(o);
+    if (!m) return exit_file;
+    const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    try {
+        if (o.command == "render") return tool::render(o, *m, load_ms);
+        return o.command == "info" ? info(o, *m) : pose(o, *m);
+    } catch (const usage_error& e) {
+        std::fprintf(stderr, "keyblend: %s\n", e.message.c_str());
+        return exit_usage;
+    }
+}
+
 int main(int argc, char** argv) {
     options o;
     try {
@@ -612,15 +654,5 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "keyblend: %s\n\n%s", e.message.c_str(), usage_text);
         return exit_usage;
     }
-    const auto start = std::chrono::steady_clock::now();
-    const std::unique_ptr<tool::model> m = tool::load_model(o);
-    if (!m) return exit_file;
-    const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    try {
-        if (o.command == "render") return tool::render(o, *m, load_ms);
-        return o.command == "info" ? info(o, *m) : pose(o, *m);
-    } catch (const usage_error& e) {
-        std::fprintf(stderr, "keyblend: %s\n", e.message.c_str());
-        return exit_usage;
-    }
+    return tool::reads_with_assimp(o) ? tool::run_isolated(o, run_command) : run_command(o);
 }

@@ -812,6 +812,34 @@ TEST_CASE("--importer assimp on a .X file: the same pose as keyblend's loader, m
     CHECK(contains(r.out, "not handed to assimp"));
 }
 
+TEST_CASE("assimp runs in a process of its own: a crash, exhausted memory or time is exit 1, named") {
+    // A BVH file 25,000 joints deep: keyblend's reader loads it; assimp 5.2.5's recursion overflows
+    // the stack (SIGSEGV), in its own process.
+    std::string deep = "HIERARCHY\n";
+    for (int i = 0; i < 25000; ++i) deep += (i ? "JOINT j" : "ROOT j") + std::to_string(i) + " { OFFSET 0 1 0 CHANNELS 0\n";
+    deep.append(25000, '}');
+    deep += "\nMOTION\nFrames: 0\nFrame Time: 0.1\n";
+    const std::string bvh = out_path("deep25k.bvh");
+    std::ofstream(bvh, std::ios::binary) << deep;
+    CHECK(run({"info", bvh}).exit_code == 0);
+    const run_result crash = run({"info", bvh, "--importer", "assimp"}, true);
+    CHECK(crash.exit_code == 1);
+    CHECK(contains(crash.out, "keyblend: " + bvh + ": assimp's importer crashed: signal 11 (SIGSEGV"));
+    // A 24-byte GLB whose JSON chunk claims 2 GB: the allocation fails under the memory limit, and
+    // with more memory allowed, the import overruns a short time limit.
+    const std::string glb = out_path("claim.glb");
+    std::ofstream(glb, std::ios::binary) << std::string("glTF\x02\0\0\0\x18\0\0\0\0\0\0\x80JSON{}  ", 24);
+    const run_result memory = run({"info", glb, "--max-memory", "512"}, true);
+    CHECK(memory.exit_code == 1);
+    CHECK(contains(memory.out, "keyblend: " + glb + ": assimp's importer ran out of memory (--max-memory 512 MiB)"));
+    const run_result time = run({"info", glb, "--max-memory", "8192", "--max-seconds", "0.05"}, true);
+    CHECK(time.exit_code == 1);
+    CHECK(contains(time.out, "keyblend: " + glb + ": assimp's importer did not finish within 0.05 s (--max-seconds): stopped"));
+    // The limits on the command line.
+    CHECK(run({"info", glb, "--max-memory", "10"}).exit_code == 2);
+    CHECK(run({"info", glb, "--max-seconds", "0"}).exit_code == 2);
+}
+
 TEST_CASE("render: a skeleton-only file (BVH) draws its skeleton, and every format renders") {
     const auto bvh = formats_file("01_01.bvh");
     if (!bvh) return;
