@@ -544,6 +544,7 @@ std::unique_ptr<model> load_model(const options& o) {
 #ifdef KEYBLEND_TOOL_ASSIMP
         keyblend::assimp::options ao;
         ao.mode = mode;
+        ao.assimp_messages = true; // (the tool imports one file at a time)
         keyblend::result<keyblend::assimp::scene> a = keyblend::assimp::load_scene(o.file, ao);
         import_done();
         if (!a) return failed(a.error());

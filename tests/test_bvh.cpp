@@ -823,7 +823,8 @@ TEST_CASE("bvh bad input: the hierarchy's structure") {
     }
 }
 
-TEST_CASE("bvh bad input: hierarchies 25,000 and 1,000,000 joints deep, without recursion") {
+TEST_CASE("bvh bad input: hierarchies 25,000 and 1,000,000 joints deep, without recursion" *
+          doctest::test_suite("deep")) {
     // Every 1000th joint and the deepest one animated (a clip channel per joint would cost more
     // memory than the hierarchy itself).
     const auto animated = [](std::size_t i, std::size_t n) { return i % 1000 == 0 || i + 1 == n; };

@@ -907,7 +907,8 @@ TEST_CASE("malformed text: each problem is reported with its kind, place and ind
     }
 }
 
-TEST_CASE("Frames nested a million deep: no recursion, bounded by load_options::max_joints") {
+TEST_CASE("Frames nested a million deep: no recursion, bounded by load_options::max_joints" *
+          doctest::test_suite("deep")) {
     std::string text = "xof 0303txt 0032\n";
     const std::size_t n = 1000000;
     text.reserve(n * 8 + 64);
