@@ -415,6 +415,16 @@ TEST_CASE("from_scene: bad options, a scene without root, broken meshes and skin
         CHECK(r->meshes[0].normals[1] == glm::vec3(0.0f));
         CHECK(has_warning(*r, "1 NaN or infinite normals"));
     }
+    SUBCASE("a node transform with NaN or infinity: the identity, reported") {
+        s->mRootNode->mChildren[0]->mTransformation.a1 = std::nanf("");
+        const result<ka::scene> r = ka::from_scene(*s);
+        REQUIRE(r);
+        CHECK(r->skeleton.bind_local()[1] == glm::mat4(1.0f));
+        CHECK(has_warning(*r, "node 'hip': mTransformation has NaN or infinity; the node keeps the identity"));
+        const result<ka::scene> strict = ka::from_scene(*s, strict_mode());
+        REQUIRE_FALSE(strict);
+        CHECK(strict.error().code == errc::non_finite);
+    }
     SUBCASE("duplicate node names are renamed; bones follow the first") {
         add_children(s->mRootNode, {node("hip", {5, 0, 0})});
         const result<ka::scene> r = ka::from_scene(*s);

@@ -266,12 +266,12 @@ struct scene {
 /// Errors (besides those listed with each struct, in strict mode): errc::invalid_argument for bad
 /// options; errc::empty for a scene without a root node; errc::unsupported for a mesh with more
 /// than 65536 bones, and for an options limit exceeded; errc::parse_error for more than
-/// options::max_warnings warnings; the errors of skeleton::from_parents (a non-finite node
-/// transform), prefixed with the node's name. Strict mode also fails on: errc::size_mismatch for
-/// an array that is null while its count is not (lenient: read as empty); errc::cycle for a node linked more than once (lenient: its first place is kept); an
-/// animation's mTicksPerSecond that is not 0 and not a normal positive float (NaN, infinite,
-/// negative, subnormal: errc::non_finite or errc::invalid_argument; lenient: the default rate,
-/// flagged as for 0).
+/// options::max_warnings warnings. Strict mode also fails on: errc::size_mismatch for an array
+/// that is null while its count is not (lenient: read as empty); errc::cycle for a node linked
+/// more than once (lenient: its first place is kept); errc::non_finite for a node transform with
+/// NaN or infinity (lenient: the identity); an animation's mTicksPerSecond that is not 0 and not a
+/// normal positive float (NaN, infinite, negative, subnormal: errc::non_finite or
+/// errc::invalid_argument; lenient: the default rate, flagged as for 0).
 inline result<scene> from_scene(const aiScene& source, const options& opts = {},
                                 const std::string& source_name = "<aiScene>");
 

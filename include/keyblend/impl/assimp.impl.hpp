@@ -163,6 +163,13 @@ private:
             if (!within(nodes_used_, 1, opts_.max_joints, "max_joints", "nodes")) return false;
             const joint_index self = static_cast<joint_index>(joints.size());
             joints.push_back({to_std(node->mName), parent, to_glm(node->mTransformation)});
+            if (!is_finite(joints.back().bind_local)) {
+                if (!problem(errc::non_finite, "node " + in_quotes(joints.back().name) +
+                                                   ": mTransformation has NaN or infinity" +
+                                                   (lenient_ ? "; the node keeps the identity" : "")))
+                    return false;
+                joints.back().bind_local = glm::mat4(1.0f);
+            }
             nodes_.push_back(node);
             if (!arrays_present(node->mChildren, node->mNumChildren,
                                 "node " + in_quotes(joints.back().name) + "'s mChildren"))
