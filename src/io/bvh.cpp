@@ -44,6 +44,7 @@ const char* to_string(bvh_channel c) {
 namespace {
 
 using impl::quoted_excerpt;
+using impl::tally;
 using keyblend::impl::make_error;
 
 constexpr bool is_space(char c) noexcept {
@@ -127,12 +128,6 @@ dquat axis_rotation(std::size_t axis, double degrees) {
 struct word {
     std::string_view text;
     std::size_t column = 0;
-};
-
-/// Problems of one kind in the frame rows: the first is described, the others counted.
-struct tally {
-    std::size_t count = 0;
-    load_warning first;
 };
 
 /// One joint as the hierarchy declares it.
@@ -273,22 +268,17 @@ private:
     /// One problem of a kind that repeats in the frame rows. Strict: fails. Lenient: counted.
     bool flag(tally& t, errc code, std::size_t column, const std::string& what) {
         if (!lenient_) return halt(make_error(code, located(line_number_, column, what)));
-        if (t.count++ == 0) {
-            t.first.code = code;
-            t.first.message = located(line_number_, column, what);
-        }
+        t.add([&] {
+            load_warning w;
+            w.code = code;
+            w.message = located(line_number_, column, what);
+            return w;
+        });
         return true;
     }
 
     bool settle(tally& t, warning_action action, std::string_view consequence) {
-        if (t.count == 0) return true;
-        load_warning w = std::move(t.first);
-        w.message += "; ";
-        w.message += consequence;
-        if (t.count > 1)
-            w.message += " (" + std::to_string(t.count) + " such problems; the first is named)";
-        w.action = action;
-        return warn(std::move(w));
+        return t.count == 0 || warn(t.take(action, consequence));
     }
 
     /// "joint 'name' (line L)" or "End Site (line L)" for joint j of the file (by file index).

@@ -50,6 +50,30 @@ inline std::string quoted_excerpt(std::string_view s, std::size_t limit = 64) {
     return out;
 }
 
+/// Problems of one kind in one place (an object, the frame rows): the first is described, the
+/// others counted, so that a broken file gives one warning per place and kind, not one per value.
+struct tally {
+    std::size_t count = 0;
+    load_warning first;
+
+    /// Counts one more; the first one's warning is made (only then) by `describe`.
+    template <class Describe>
+    void add(Describe&& describe) {
+        if (count++ == 0) first = describe();
+    }
+    /// The warning to report (when count > 0): the first problem's, ending with `consequence` and
+    /// the number of the others; the tally starts over.
+    load_warning take(warning_action action, std::string_view consequence) {
+        load_warning w = std::move(first);
+        w.message += "; ";
+        w.message += consequence;
+        if (count > 1) w.message += " (" + std::to_string(count) + " such problems here; the first is named)";
+        w.action = action;
+        *this = tally{};
+        return w;
+    }
+};
+
 /// The whole file at `path`, in one read: `bytes` (not zeroed: every byte is read) and `size`.
 /// errc::io_error, the message starting with the path, when it cannot be opened or read whole.
 inline status read_whole_file(const std::string& path, std::unique_ptr<unsigned char[]>& bytes,

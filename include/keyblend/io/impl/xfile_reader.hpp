@@ -131,13 +131,6 @@ struct reference_to {
     }
 };
 
-/// Problems of one kind in one object: the first is described, the others counted, so that a
-/// broken file gives one warning per object and kind, not one per value.
-struct tally {
-    std::size_t count = 0;
-    load_warning first;
-};
-
 template <class Lexer>
 class reader {
 public:
@@ -288,15 +281,7 @@ private:
 
     /// Reports a tally as one warning; false only when that is one warning too many.
     bool settle(tally& t, warning_action action, std::string_view consequence) {
-        if (t.count == 0) return true;
-        load_warning w = std::move(t.first);
-        w.message += "; ";
-        w.message += consequence;
-        if (t.count > 1)
-            w.message += " (" + std::to_string(t.count) + " such problems here; the first is named)";
-        w.action = action;
-        t = tally{};
-        return warn(std::move(w));
+        return t.count == 0 || warn(t.take(action, consequence));
     }
 
     /// Counts `add` more of something against a load_options limit; false (the load ends) past it.
