@@ -3,6 +3,7 @@
 // the files' own data), and on every animated .X file of ../shared/data/x against keyblend's own
 // loader (same model matrices and skinned positions, up to assimp's mirroring of .X files).
 #include <keyblend/assimp.hpp>
+#include <keyblend/bvh.hpp>
 #include <keyblend/io/xfile.hpp>
 #include <keyblend/keyblend.hpp>
 #include <keyblend/skin.hpp>
@@ -1142,6 +1143,48 @@ TEST_CASE("01_01.bvh: every joint's rotation and model matrix against the file's
             const glm::dmat4 local = glm::translate(glm::dmat4(1.0), p) * glm::mat4_cast(q);
             expected[j] = b.joints[j].parent < 0 ? local : expected[std::size_t(b.joints[j].parent)] * local;
             CHECK(relative_error(model[joint_of[j]], glm::mat4(expected[j]), size) <= 1e-4);
+        }
+    }
+}
+
+TEST_CASE("01_01.bvh: keyblend's BVH reader and assimp give the same skeleton and poses") {
+    const auto path = kbtest::formats_file("01_01.bvh");
+    if (!path) return;
+    const result<io::bvh> k = io::load_bvh(*path);
+    const result<ka::scene> a = ka::load_scene(*path);
+    REQUIRE(k);
+    REQUIRE(a);
+    const skeleton& ks = k->skeleton;
+    const skeleton& as = a->skeleton;
+    // The same joints (End Sites named alike), parents and bind poses.
+    REQUIRE(ks.size() == as.size());
+    for (std::size_t j = 0; j < ks.size(); ++j) {
+        CAPTURE(ks.name(j));
+        const std::size_t other = as.index_of(ks.name(j));
+        REQUIRE(other < as.size());
+        const joint_index p = ks.parent(j);
+        CHECK((p < 0 ? as.parent(other) < 0
+                     : as.parent(other) >= 0 && as.name(std::size_t(as.parent(other))) == ks.name(std::size_t(p))));
+        CHECK(kbtest::max_abs_diff(ks.bind_local()[j], as.bind_local()[other]) <= 1e-6f);
+    }
+    const clip& kc = k->clip;
+    const clip& ac = a->animations.at(0).clip;
+    CHECK(kc.ticks_per_second == doctest::Approx(ac.ticks_per_second).epsilon(1e-6));
+    CHECK(kc.duration == ac.duration);
+    const double size = skeleton_size(ks);
+    // Whole frames and between them: assimp composes the angles in float, keyblend in double.
+    for (float tick : {0.0f, 1.0f, 100.0f, 1000.5f, 2000.25f, 2751.0f}) {
+        CAPTURE(tick);
+        sampling_context kctx, actx;
+        local_pose kp, ap;
+        REQUIRE(sample_clip(kc, ks, tick, kctx, kp));
+        REQUIRE(sample_clip(ac, as, tick, actx, ap));
+        const std::vector<glm::mat4> km = model_at(kc, ks, tick), am = model_at(ac, as, tick);
+        for (std::size_t j = 0; j < ks.size(); ++j) {
+            CAPTURE(ks.name(j));
+            const std::size_t other = as.index_of(ks.name(j));
+            CHECK(kbtest::rotation_angle(kp.get(j).rotation, ap.get(other).rotation) <= 2e-5);
+            CHECK(relative_error(km[j], am[other], size) <= 1e-5);
         }
     }
 }
