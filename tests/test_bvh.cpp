@@ -902,6 +902,22 @@ TEST_CASE("bvh bad input: extremely long lines") {
         CHECK(l->skeleton.name(1).size() == std::size_t(4) << 20);
         for (const kio::load_warning& w : l->warnings) CHECK(w.message.size() < 400);
     }
+    SUBCASE("End Sites under a long name: their names copy no more than the file's size") {
+        // A 100 KB name and 50 End Sites under it (each ~12 bytes of the file): the first copies
+        // the name, the others would make the names 50 times the file: they are named by index.
+        std::string t = "HIERARCHY\nROOT " + std::string(100000, 'n') + "\n{ OFFSET 0 0 0 CHANNELS 0\n";
+        for (int i = 0; i < 50; ++i) t += "End Site{}\n";
+        t += "}\nMOTION\nFrames: 0\nFrame Time: 0.1\n";
+        const result<kio::bvh> l = load(t);
+        REQUIRE(l);
+        REQUIRE(l->skeleton.size() == 51);
+        CHECK(l->skeleton.name(1) == "EndSite_" + std::string(100000, 'n'));
+        CHECK(l->skeleton.name(2) == "EndSite_2");
+        CHECK(l->skeleton.name(50) == "EndSite_50");
+        std::size_t bytes = 0;
+        for (const std::string& n : l->skeleton.names()) bytes += n.size();
+        CHECK(bytes < 2 * t.size());
+    }
     SUBCASE("an OFFSET, a CHANNELS line and a stray line of a million words") {
         std::string many;
         for (int i = 0; i < 1000000; ++i) many += " 7";
