@@ -628,8 +628,11 @@ TEST_CASE("from_scene: animation channels — bad keys, names, rates and end beh
         CHECK(r->animations[0].clip.duration == 7.5f);
         s->mAnimations[0]->mDuration = std::nan("");
         CHECK(ka::from_scene(*s)->animations[0].clip.duration == 7.5f);
+        CHECK_FALSE(has_warning(*r, "past the last key"));
         s->mAnimations[0]->mDuration = 12.0;
-        CHECK(ka::from_scene(*s)->animations[0].clip.duration == 12.0f);
+        const result<ka::scene> longer = ka::from_scene(*s);
+        CHECK(longer->animations[0].clip.duration == 12.0f);
+        CHECK(has_warning(*longer, "animation 0 'wave': mDuration 12 is past the last key (7.5): the last keys hold until then"));
     }
     SUBCASE("a channel naming no node, two channels on one node") {
         set_animation(*s, 5.0, 24.0,
@@ -709,7 +712,7 @@ TEST_CASE("from_scene: animation channels — bad keys, names, rates and end beh
         for (const mapping& m : cases) {
             CAPTURE(int(m.post));
             auto t = small_scene();
-            set_animation(*t, 5.0, 24.0, {channel_of("hip", {aiQuatKey(0.0, id)}), channel_of("knee", {aiQuatKey(0.0, id)})});
+            set_animation(*t, 0.0, 24.0, {channel_of("hip", {aiQuatKey(0.0, id)}), channel_of("knee", {aiQuatKey(0.0, id)})});
             for (unsigned c = 0; c < 2; ++c) t->mAnimations[0]->mChannels[c]->mPostState = m.post;
             ka::options o;
             o.default_wrap = wrap_mode::loop_inclusive;

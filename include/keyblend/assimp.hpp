@@ -224,7 +224,8 @@ struct animation {
     /// - ticks_per_second: mTicksPerSecond, or options::default_ticks_per_second with
     ///   ticks_per_second_is_default set when assimp says 0 (unknown) or gives a non-finite value;
     /// - key times: assimp's (double ticks) as float ticks. They need not start at 0;
-    /// - duration: mDuration when it is finite and > 0, else the last key time;
+    /// - duration: mDuration when it is finite and > 0, else the last key time (a duration past
+    ///   the last key is reported: the last keys hold until then);
     /// - wrap: see wrap_from_file;
     /// - channels: one per aiNodeAnim kept. Each track validates (validate_track): strict fails on
     ///   NaN values, unsorted times or a zero rotation; lenient drops that channel. Keys sharing a

@@ -580,6 +580,13 @@ private:
             c.duration = is_finite(a->mDuration) && a->mDuration > 0.0 && a->mDuration < 3.4e38
                              ? static_cast<float>(a->mDuration)
                              : last_key_time(c);
+            // (Valid, but what an importer that lost keys leaves: assimp's BVH importer keeps one
+            // frame and a duration of 4294967295 from `Frames: 4294967295` over 20 rows.)
+            if (!c.channels.empty() && c.duration > last_key_time(c))
+                warn(errc::out_of_range, label + ": mDuration " + keyblend::impl::float_to_string(c.duration) +
+                                             " is past the last key (" +
+                                             keyblend::impl::float_to_string(last_key_time(c)) +
+                                             "): the last keys hold until then");
             choose_wrap(out, label);
             if (status ok = validate_clip(c, out_.skeleton); !ok)
                 return fail(ok.error().code, label + ": " + ok.error().message);
