@@ -132,13 +132,13 @@ struct bvh {
     /// End Sites' names copy at most as many bytes of their parents' names, all together, as the
     /// file has; past that, which only a file of many End Sites under long names reaches, an End
     /// Site is named `EndSite_<joint index>`.)
-    keyblend::skeleton skeleton;
+    keyblend::skeleton skeleton{};
     /// Parallel to the skeleton's joints.
-    std::vector<bvh_joint> joints;
+    std::vector<bvh_joint> joints{};
     /// Every channel of every joint, in the order a frame row holds their values.
-    std::vector<bvh_column> columns;
+    std::vector<bvh_column> columns{};
     /// The motion (see the top of this file). It passes validate_clip against `skeleton`.
-    keyblend::clip clip;
+    keyblend::clip clip{};
     /// Frames read: the keys each track of the clip has.
     std::size_t frame_count = 0;
     /// The `Frames:` line's number as written (0 when the line is missing or unreadable).
@@ -147,7 +147,7 @@ struct bvh {
     /// is missing or invalid (clip.ticks_per_second_is_default is then set).
     double frame_time = 1.0 / bvh_default_frames_per_second;
     /// Problems the load stepped over (lenient mode), and notes in either mode, in file order.
-    std::vector<load_warning> warnings;
+    std::vector<load_warning> warnings{};
 };
 
 /// Loads a BVH file from `path` (one read of the whole file). The reader uses these
