@@ -601,7 +601,7 @@ TEST_CASE("from_scene: animation channels — bad keys, names, rates and end beh
             const result<ka::scene> strict = ka::from_scene(*t, strict_mode());
             REQUIRE_FALSE(strict);
             CHECK(contains(strict.error().message, "animation 0 'wave': mTicksPerSecond is "));
-            CHECK(strict.error().code == (std::isfinite(tps) ? errc::invalid_argument : errc::non_finite));
+            CHECK(strict.error().code == (is_finite(tps) ? errc::invalid_argument : errc::non_finite));
             const result<ka::scene> r = ka::from_scene(*t);
             REQUIRE(r);
             CHECK(r->animations[0].clip.ticks_per_second == default_ticks_per_second);

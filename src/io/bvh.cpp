@@ -98,7 +98,7 @@ number_status parse_number(std::string_view w, T& out) {
         return number_status::not_a_number;
     }
     if constexpr (std::is_floating_point<T>::value)
-        if (!std::isfinite(out)) return number_status::non_finite;
+        if (!is_finite(out)) return number_status::non_finite; // (from the bits: -ffast-math too)
     return number_status::ok;
 }
 
