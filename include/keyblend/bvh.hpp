@@ -193,7 +193,8 @@ struct bvh {
 /// - strict mode also: errc::non_finite (NaN or infinity in an OFFSET or a frame value, a position
 ///   value too large for a float, a Frame Time NaN or infinite), errc::invalid_argument (a Frame
 ///   Time outside [bvh_min_frame_time, bvh_max_frame_time]), errc::duplicate (two joints with one
-///   name, a channel listed twice in one joint), errc::not_found (an unknown channel name).
+///   name, a channel listed twice in one joint, a second CHANNELS line in one joint),
+///   errc::not_found (an unknown channel name).
 result<bvh> load_bvh(const std::string& path, const load_options& options = {});
 
 /// Loads a BVH file from memory. `source_name` starts every message (a file name, or the default).
