@@ -5,9 +5,9 @@
 // frame in every track, key times the frame numbers, a positive rate, bounded warnings). A broken
 // promise traps.
 //
-// Built by .ci/run with clang (-DKEYBLEND_BUILD_FUZZ=ON), seeded with tests/data/bvh and
-// ../shared/data/formats/01_01.bvh, run for a bounded time under AddressSanitizer and
-// UndefinedBehaviorSanitizer.
+// Built by .ci/run with clang (-DKEYBLEND_BUILD_FUZZ=ON), seeded with tests/data/bvh and the
+// shared formats folder (01_01.bvh cut at -max_len, and files of other formats), run for a
+// bounded time under AddressSanitizer and UndefinedBehaviorSanitizer.
 #include <keyblend/bvh.hpp>
 
 #include "fuzz.hpp"
