@@ -25,7 +25,7 @@ for tool in "$clang" "$opt" "$cxxfilt"; do
   command -v "$tool" > /dev/null || { echo "recursion_audit: $tool not found (Debian: clang-14 llvm-14)" >&2; exit 1; }
 done
 allowed='keyblend::impl::skin::[a-z0-9_]*::(lbs_kernel|lbs_group_clamped)<|^nlohmann::[a-z0-9_]*::detail::serializer<.*>::dump\('
-flags=(-std=c++17 -O0 -w -Iinclude -Iexamples -I/usr/include/stb -DKEYBLEND_IO_LIBRARY -DKEYBLEND_TOOL_ASSIMP)
+flags=(-std=c++17 -O0 -w -Iinclude -Iexamples -DKEYBLEND_IO_LIBRARY -DKEYBLEND_TOOL_ASSIMP)
 units=(src/*/*.cpp examples/*.cpp)
 failed=0
 for unit in "${units[@]}"; do
