@@ -1,14 +1,16 @@
 // keyblend — the command-line tool: what a model file holds, the pose of its skeleton at a time,
 // and pictures of it moving.
 //
-//   keyblend info FILE [--json] [--strict] [--importer keyblend|assimp]
+//   keyblend info FILE [--json] [--strict] [--importer keyblend|assimp] [assimp limits]
 //   keyblend pose FILE (--tick T | --time SECONDS) (--set NAME | --blend NAME:WEIGHT ...)
-//                 [--json] [--strict] [--importer keyblend|assimp]
+//                 [--json] [--strict] [--importer keyblend|assimp] [assimp limits]
 //   keyblend render FILE [--set NAME | --blend NAME:WEIGHT ...] [--from T0] [--to T1]
 //                   [--frames N] [--size WxH] [--bones] [--strict] [--importer ...] --out FILE
+//   assimp limits: [--max-memory MIB] [--max-seconds S]
 //
-// .X files go through keyblend's own loader, every other format (and .X with --importer assimp)
-// through assimp (keyblend/assimp.hpp) when the tool is built with it.
+// .X and BVH files go through keyblend's own loaders, every other format (and .X or BVH with
+// --importer assimp) through assimp (keyblend/assimp.hpp) when the tool is built with it, in a
+// process of its own with limits (tool_isolate.cpp): assimp's importers are not hardened.
 //
 // Exit codes: 0 done; 1 the file cannot be read or is malformed (or the output cannot be written);
 // 2 the command line is wrong (including a set name the file does not have).
@@ -20,6 +22,7 @@
 #include <glm/gtc/type_ptr.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -51,9 +54,10 @@ const char* const usage_text =
     "  keyblend render FILE [--set NAME | --blend NAME:WEIGHT ...] [--from T0] [--to T1]\n"
     "                  [--frames N] [--size WxH] [--bones] [--progress] [--strict]\n"
     "                  [--importer keyblend|assimp] --out FILE.png|FILE.gif\n"
+    "  each also takes [--max-memory MIB] [--max-seconds S] for assimp's imports\n"
     "\n"
-    "info   format, float size, frames and hierarchy, meshes, animation sets; for .X files the\n"
-    "       data objects as the file writes them, and what the load repaired or dropped\n"
+    "info   format, float size, frames and hierarchy, meshes, animation sets; for .X and BVH\n"
+    "       files what the file holds as written, and what the load repaired or dropped\n"
     "pose   every frame's local and model matrix (16 floats, GLM column-major = D3DX memory\n"
     "       order) at tick T of one set (--set), or of the bind pose plus each set's weighted\n"
     "       difference from it (--blend, repeatable; the classic additive blend). --time takes\n"
@@ -72,8 +76,13 @@ const char* const usage_text =
     "            problem is the error); without it, a damaged file loads as far as it can be\n"
     "            read, as D3DX and assimp load it (info lists what was repaired or dropped;\n"
     "            pose and render print the warnings on stderr)\n"
-    "--importer  keyblend (.X files: the default) or assimp (every other format; for .X files\n"
-    "            too, to compare)\n"
+    "--importer  keyblend (.X and .bvh files: the default) or assimp (every other format; for\n"
+    "            .X and .bvh files too, to compare)\n"
+    "--max-memory, --max-seconds\n"
+    "            assimp's importers are not hardened: a file assimp reads is imported in a\n"
+    "            process of its own, with this much address space (default 1024 MiB) and time\n"
+    "            for the import (default 10 s); a crash or an exhausted limit there is reported,\n"
+    "            exit 1\n"
     "\n"
     "exit codes: 0 done, 1 the file cannot be read or is malformed, 2 wrong command line\n";
 
@@ -154,6 +163,16 @@ options parse_command_line(int argc, char** argv) {
             if (v == "keyblend") o.from = tool::importer::keyblend;
             else if (v == "assimp") o.from = tool::importer::assimp;
             else throw usage_error{"--importer takes keyblend or assimp, not '" + v + "'"};
+        } else if (a == "--max-memory") {
+            const double n = number_of(i);
+            if (n != std::floor(n) || n < 64 || n > 1048576)
+                throw usage_error{"--max-memory takes MiB, a whole number from 64 to 1048576, not '" + args[i] + "'"};
+            o.max_memory_mib = static_cast<std::size_t>(n);
+        } else if (a == "--max-seconds") {
+            const double n = number_of(i);
+            if (!(n > 0.0) || n > 86400.0)
+                throw usage_error{"--max-seconds takes seconds, more than 0 and at most 86400, not '" + args[i] + "'"};
+            o.max_seconds = n;
         } else if (o.command == "pose" && (a == "--tick" || a == "--time")) {
             const double n = number_of(i);
             if (o.tick || o.seconds) throw usage_error{"give one --tick or --time"};
@@ -224,11 +243,18 @@ options parse_command_line(int argc, char** argv) {
     return o;
 }
 
+/// Joints deeper than this print at this indentation with their depth as a number, so that the
+/// text stays proportional to the number of joints whatever the depth.
+constexpr std::size_t max_indented_depth = 32;
+
 void print_hierarchy(const keyblend::skeleton& s) {
     std::vector<std::size_t> depth(s.size(), 0);
     for (std::size_t j = 0; j < s.size(); ++j) {
         if (s.parent(j) >= 0) depth[j] = depth[static_cast<std::size_t>(s.parent(j))] + 1;
-        std::printf("  %*s%s\n", static_cast<int>(2 * depth[j]), "", s.name(j).c_str());
+        const std::size_t indent = std::min(depth[j], max_indented_depth);
+        std::printf("  %*s", static_cast<int>(2 * indent), "");
+        if (depth[j] > max_indented_depth) std::printf("[depth %zu] ", depth[j]);
+        std::printf("%s\n", s.name(j).c_str());
     }
 }
 
@@ -250,6 +276,26 @@ const std::pair<const char*, keyblend::io::warning_action> warning_kinds[] = {
     {"dropped", keyblend::io::warning_action::dropped},
     {"notes", keyblend::io::warning_action::note},
 };
+
+/// The loader's warnings in `info --json`: one array per kind.
+void warnings_json(json& out, const std::vector<keyblend::io::load_warning>& warnings) {
+    for (const auto& [key, action] : warning_kinds) {
+        out[key] = json::array();
+        for (const keyblend::io::load_warning& m : warnings)
+            if (m.action == action) out[key].push_back(m.message);
+    }
+}
+
+/// The loader's warnings in `info`'s text: a count and the messages per kind.
+void print_warnings(const std::vector<keyblend::io::load_warning>& warnings) {
+    for (const auto& [key, action] : warning_kinds) {
+        std::size_t n = 0;
+        for (const keyblend::io::load_warning& m : warnings) n += m.action == action;
+        std::printf("%s: %zu\n", key, n);
+        for (const keyblend::io::load_warning& m : warnings)
+            if (m.action == action) std::printf("  %s\n", m.message.c_str());
+    }
+}
 
 /// info for a file keyblend's .X loader read: the .X header's facts and the loader's figures.
 int info_xfile(const options& o, const keyblend::io::xfile& x) {
@@ -273,11 +319,7 @@ int info_xfile(const options& o, const keyblend::io::xfile& x) {
                            {"animations", w.animations},
                            {"animation_keys", w.animation_keys},
                            {"keys", w.keys}};
-        for (const auto& [key, action] : warning_kinds) {
-            out[key] = json::array();
-            for (const keyblend::io::load_warning& m : x.warnings)
-                if (m.action == action) out[key].push_back(m.message);
-        }
+        warnings_json(out, x.warnings);
         out["animation_sets"] = json::array();
         for (const keyblend::io::xfile_animation_set& s : x.animation_sets)
             out["animation_sets"].push_back(clip_json(s.clip));
@@ -313,13 +355,44 @@ int info_xfile(const options& o, const keyblend::io::xfile& x) {
                 "sets, %zu Animations with %zu AnimationKeys, %zu keys\n",
                 w.frames, w.meshes, w.materials, w.skin_weights, w.animation_sets, w.animations,
                 w.animation_keys, w.keys);
-    for (const auto& [key, action] : warning_kinds) {
-        std::size_t n = 0;
-        for (const keyblend::io::load_warning& m : x.warnings) n += m.action == action;
-        std::printf("%s: %zu\n", key, n);
-        for (const keyblend::io::load_warning& m : x.warnings)
-            if (m.action == action) std::printf("  %s\n", m.message.c_str());
+    print_warnings(x.warnings);
+    return exit_ok;
+}
+
+/// info for a file keyblend's BVH reader read: the hierarchy, the channels and the frames.
+int info_bvh(const options& o, const keyblend::io::bvh& b) {
+    const std::size_t end_sites = static_cast<std::size_t>(
+        std::count_if(b.joints.begin(), b.joints.end(), [](const keyblend::io::bvh_joint& j) { return j.end_site; }));
+    if (o.json) {
+        json out;
+        out["format"] = "bvh";
+        out["frames"] = b.skeleton.size();
+        out["meshes"] = json::array();
+        out["contents"] = {{"joints", b.skeleton.size() - end_sites},
+                           {"end_sites", end_sites},
+                           {"channels", b.columns.size()},
+                           {"frames", b.frame_count},
+                           {"declared_frames", b.declared_frame_count},
+                           {"frame_time", b.frame_time}};
+        warnings_json(out, b.warnings);
+        out["animation_sets"] = json::array({clip_json(b.clip)});
+        std::cout << out.dump(2) << '\n';
+        return exit_ok;
     }
+    std::printf("%s: BVH, %zu joints and %zu End Sites, %zu channels; %zu frames of %g s%s\n",
+                o.file.c_str(), b.skeleton.size() - end_sites, end_sites, b.columns.size(), b.frame_count,
+                b.frame_time, b.clip.ticks_per_second_is_default ? " (none in the file: the default)" : "");
+    std::printf("frames: %zu\n", b.skeleton.size());
+    print_hierarchy(b.skeleton);
+    std::printf("meshes: 0\n");
+    std::printf("animation sets: 1\n");
+    const keyblend::clip& c = b.clip;
+    const keyblend::io::key_counts k = keyblend::io::count_keys(c);
+    std::printf("  '%s': %g ticks (frames) per second, %zu tracks, keys: %zu rotation, %zu position; "
+                "ticks %g to %g\n",
+                c.name.c_str(), double(c.ticks_per_second), c.channels.size(), k.rotation, k.position,
+                double(keyblend::first_key_time(c)), double(keyblend::last_key_time(c)));
+    print_warnings(b.warnings);
     return exit_ok;
 }
 
@@ -379,6 +452,7 @@ int info(const options& o, const tool::model& m) {
 #ifdef KEYBLEND_TOOL_ASSIMP
     if (m.a) return info_assimp(o, *m.a);
 #endif
+    if (m.b) return info_bvh(o, *m.b);
     return info_xfile(o, *m.x);
 }
 
@@ -420,26 +494,44 @@ int pose(const options& o, const tool::model& m) {
     return exit_ok;
 }
 
-/// True when the file starts with an .X header, false when it does not, nothing when it cannot
-/// be opened (the .X loader then says so, as it always has).
-std::optional<bool> has_xfile_header(const std::string& path) {
+/// Which of keyblend's own loaders reads a file: `x` for a file that starts with an .X header
+/// (`xof `), `bvh` for one named *.bvh or starting with HIERARCHY (after white space), `other`
+/// for the rest; nothing when it cannot be opened (the .X loader then says so, as it always has).
+enum class own_format { x, bvh, other };
+
+std::optional<own_format> format_of(const std::string& path) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) return std::nullopt;
-    char head[4] = {};
-    const bool x = std::fread(head, 1, 4, f) == 4 && std::memcmp(head, "xof ", 4) == 0;
+    char head[64] = {};
+    const std::size_t n = std::fread(head, 1, sizeof head, f);
     std::fclose(f);
-    return x;
+    if (n >= 4 && std::memcmp(head, "xof ", 4) == 0) return own_format::x;
+    std::string ext = path.size() >= 4 ? path.substr(path.size() - 4) : std::string();
+    for (char& c : ext) c = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+    std::string_view text(head, n);
+    while (!text.empty() && std::strchr(" \t\r\n", text.front())) text.remove_prefix(1);
+    if (ext == ".bvh" || text.substr(0, 9) == "HIERARCHY") return own_format::bvh;
+    return own_format::other;
 }
 
 } // namespace
 
 namespace tool {
 
+bool reads_with_assimp(const options& o) {
+#ifdef KEYBLEND_TOOL_ASSIMP
+    return o.from == importer::assimp || (o.from == importer::automatic && format_of(o.file) == own_format::other);
+#else
+    (void)o;
+    return false;
+#endif
+}
+
 std::unique_ptr<model> load_model(const options& o) {
     auto m = std::make_unique<model>();
     m->path = o.file;
-    const std::optional<bool> x_header = has_xfile_header(o.file);
-    const bool use_assimp = o.from == importer::assimp || (o.from == importer::automatic && x_header && !*x_header);
+    const std::optional<own_format> format = format_of(o.file);
+    const bool use_assimp = reads_with_assimp(o);
     const keyblend::io::parse_mode mode = o.strict ? keyblend::io::parse_mode::strict : keyblend::io::parse_mode::lenient;
     const auto failed = [&](const keyblend::error& e) {
         std::fprintf(stderr, "keyblend: %s\n", e.message.c_str());
@@ -452,7 +544,9 @@ std::unique_ptr<model> load_model(const options& o) {
 #ifdef KEYBLEND_TOOL_ASSIMP
         keyblend::assimp::options ao;
         ao.mode = mode;
+        ao.assimp_messages = true; // (the tool imports one file at a time)
         keyblend::result<keyblend::assimp::scene> a = keyblend::assimp::load_scene(o.file, ao);
+        import_done();
         if (!a) return failed(a.error());
         m->importer_name = "assimp";
         m->a = std::make_unique<keyblend::assimp::scene>(std::move(*a));
@@ -463,6 +557,15 @@ std::unique_ptr<model> load_model(const options& o) {
         return failed(keyblend::error{keyblend::errc::unsupported,
                                       o.file + ": this keyblend was built without assimp: it reads .X files only"});
 #endif
+    } else if (format == own_format::bvh) {
+        keyblend::io::load_options bo;
+        bo.mode = mode;
+        keyblend::result<keyblend::io::bvh> b = keyblend::io::load_bvh(o.file, bo);
+        if (!b) return failed(b.error());
+        m->b = std::make_unique<keyblend::io::bvh>(std::move(*b));
+        m->skeleton = &m->b->skeleton;
+        m->clips.push_back(&m->b->clip);
+        m->warnings.assign(m->b->warnings.begin(), m->b->warnings.end());
     } else {
         keyblend::io::load_options xo;
         xo.mode = mode;
@@ -473,7 +576,7 @@ std::unique_ptr<model> load_model(const options& o) {
         for (const keyblend::io::xfile_animation_set& set : m->x->animation_sets) m->clips.push_back(&set.clip);
         m->warnings.assign(m->x->warnings.begin(), m->x->warnings.end());
     }
-    if (o.command != "info" || !m->x) // info lists the .X loader's warnings in its report
+    if (o.command != "info" || (!m->x && !m->b)) // info lists keyblend's loaders' warnings
         for (const keyblend::error& w : m->warnings)
             std::fprintf(stderr, "keyblend: warning: %s\n", w.message.c_str());
     return m;
@@ -534,6 +637,21 @@ void model_matrices(const keyblend::skeleton& s, const std::vector<glm::mat4>& l
 
 } // namespace tool
 
+/// The command, once the command line is read: the load, then info, pose or render.
+int run_command(const options& o) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::unique_ptr<tool::model> m = tool::load_model(o);
+    if (!m) return exit_file;
+    const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    try {
+        if (o.command == "render") return tool::render(o, *m, load_ms);
+        return o.command == "info" ? info(o, *m) : pose(o, *m);
+    } catch (const usage_error& e) {
+        std::fprintf(stderr, "keyblend: %s\n", e.message.c_str());
+        return exit_usage;
+    }
+}
+
 int main(int argc, char** argv) {
     options o;
     try {
@@ -547,15 +665,5 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "keyblend: %s\n\n%s", e.message.c_str(), usage_text);
         return exit_usage;
     }
-    const auto start = std::chrono::steady_clock::now();
-    const std::unique_ptr<tool::model> m = tool::load_model(o);
-    if (!m) return exit_file;
-    const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    try {
-        if (o.command == "render") return tool::render(o, *m, load_ms);
-        return o.command == "info" ? info(o, *m) : pose(o, *m);
-    } catch (const usage_error& e) {
-        std::fprintf(stderr, "keyblend: %s\n", e.message.c_str());
-        return exit_usage;
-    }
+    return tool::reads_with_assimp(o) ? tool::run_isolated(o, run_command) : run_command(o);
 }

@@ -1,11 +1,12 @@
 // keyblend — the command-line tool's shared parts: its options, a loaded model (from keyblend's
-// .X loader or from assimp, one place), and the pose of the skeleton at a time. keyblend_tool.cpp
+// .X loader, its BVH reader or assimp, one place), and the pose of the skeleton at a time. keyblend_tool.cpp
 // has main, `info` and `pose`; tool_render.cpp has `render`.
 //
 // SPDX-License-Identifier: MIT
 #pragma once
 
 #include <keyblend/blend.hpp>
+#include <keyblend/bvh.hpp>
 #include <keyblend/clip.hpp>
 #include <keyblend/io/xfile.hpp>
 #include <keyblend/pose.hpp>
@@ -49,6 +50,9 @@ struct options {
     bool bones = false;
     bool progress = false; // a progress line even when stderr is not a terminal
     std::string out;
+    // The limits of an assimp import's process (tool_isolate.cpp): address space and seconds.
+    std::size_t max_memory_mib = 1024;
+    double max_seconds = 10.0;
 };
 
 /// A file loaded by either importer. The object is not copied or moved once loaded (it is
@@ -58,6 +62,7 @@ struct model {
     /// "keyblend" or "assimp".
     const char* importer_name = "keyblend";
     std::unique_ptr<keyblend::io::xfile> x;
+    std::unique_ptr<keyblend::io::bvh> b;
 #ifdef KEYBLEND_TOOL_ASSIMP
     std::unique_ptr<keyblend::assimp::scene> a;
 #endif
@@ -84,10 +89,26 @@ struct model {
     }
 };
 
-/// Loads o.file with the importer o.from chooses: keyblend's .X loader for files that start with
-/// an .X header (`xof `) unless --importer assimp, assimp for every other file (when the tool is
-/// built with it). On failure prints the error and returns null (exit 1 follows).
+/// Loads o.file with the importer o.from chooses: unless --importer assimp, keyblend's .X loader
+/// for files that start with an .X header (`xof `) and its BVH reader for files named *.bvh or
+/// starting with HIERARCHY; assimp for every other file (when the tool is built with it). On
+/// failure prints the error and returns null (exit 1 follows).
 std::unique_ptr<model> load_model(const options& o);
+
+/// True when load_model reads o.file with assimp (the tool is built with it, and --importer
+/// assimp or a file none of keyblend's loaders reads).
+bool reads_with_assimp(const options& o);
+
+/// Runs `command` (the whole command: load_model, then info, pose or render) where a crash of
+/// assimp's importer cannot take the tool down: on POSIX systems in a child process with
+/// o.max_memory_mib of address space and o.max_seconds for the import, reporting a crash, an
+/// assertion or an exhausted limit as an error naming the file and the importer (exit 1); in the
+/// tool's own process elsewhere. Returns the exit code. See tool_isolate.cpp.
+int run_isolated(const options& o, int (*command)(const options&));
+
+/// Called by load_model when assimp's import is over: the child's memory limit is lifted and the
+/// time limit stops (the command itself is not limited). Does nothing outside run_isolated.
+void import_done();
 
 /// The clip named `name` (without regard to case), or a usage error listing the file's clips.
 const keyblend::clip& find_clip(const model& m, const std::string& name);

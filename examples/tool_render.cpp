@@ -57,17 +57,17 @@ skeleton_drawing bones_to_draw(const model& m, const std::vector<const keyblend:
             if (s.subtree_end(j) == j + 1 && s.parent(j) >= 0 && shown[std::size_t(s.parent(j))]) shown[j] = true;
     }
     if (none()) shown.assign(s.size(), true);
+    // Each joint's nearest shown ancestor, parents first: one pass, whatever the depth.
+    std::vector<std::size_t> nearest(s.size(), s.size());
     skeleton_drawing d;
     for (std::size_t j = 0; j < s.size(); ++j) {
+        if (s.parent(j) >= 0) {
+            const std::size_t p = std::size_t(s.parent(j));
+            nearest[j] = shown[p] ? p : nearest[p];
+        }
         if (!shown[j]) continue;
-        std::size_t from = s.size();
-        for (keyblend::joint_index p = s.parent(j); p >= 0; p = s.parent(std::size_t(p)))
-            if (shown[std::size_t(p)]) {
-                from = std::size_t(p);
-                break;
-            }
         d.joints.push_back(j);
-        d.from.push_back(from);
+        d.from.push_back(nearest[j]);
     }
     return d;
 }
@@ -338,7 +338,7 @@ int render(const options& given, const model& m, double load_ms) {
     }
 
     std::printf("keyblend render: %s (%s, read by %s): %zu joints, %zu meshes (%zu vertices)%s\n", m.path.c_str(),
-                m.x ? "DirectX .X" : "assimp", m.importer_name, s.size(), mesh_count, vertices,
+                m.x ? "DirectX .X" : m.b ? "BVH" : "assimp", m.importer_name, s.size(), mesh_count, vertices,
                 skeleton_only ? ", no mesh: the skeleton is drawn" : draw_bones ? ", skeleton drawn over it" : "");
     for (const keyblend::clip* c : clips)
         std::printf("  set '%s': %g ticks at %g ticks/s%s\n", c->name.c_str(), double(c->duration),

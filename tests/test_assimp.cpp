@@ -3,20 +3,25 @@
 // the files' own data), and on every animated .X file of KEYBLEND_DATA_DIR against keyblend's own
 // loader (same model matrices and skinned positions, up to assimp's mirroring of .X files).
 #include <keyblend/assimp.hpp>
+#include <keyblend/bvh.hpp>
 #include <keyblend/io/xfile.hpp>
 #include <keyblend/keyblend.hpp>
 #include <keyblend/skin.hpp>
 
+#include "bvh_reference.hpp"
 #include "helpers.hpp"
 #include "job_helpers.hpp"
 
+#include <assimp/DefaultLogger.hpp>
 #include <assimp/Importer.hpp>
 #include <assimp/scene.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -135,9 +140,11 @@ void set_animation(aiScene& s, double duration, double tps, std::vector<aiNodeAn
 
 aiQuaternion ai_quat(const glm::quat& q) { return aiQuaternion(q.w, q.x, q.y, q.z); }
 
-ka::options lenient() {
+ka::options lenient() { return ka::options{}; } // the default, as for every loader
+
+ka::options strict_mode() {
     ka::options o;
-    o.mode = io::parse_mode::lenient;
+    o.mode = io::parse_mode::strict;
     return o;
 }
 
@@ -343,7 +350,7 @@ TEST_CASE("from_scene: bad options, a scene without root, broken meshes and skin
         aiMesh* m = mesh_of(3);
         set_bones(*m, {bone("hip", {{0, 1.0f}, {1, 0.5f}}), bone("ghost", {{1, 0.5f}, {2, 1.0f}})});
         set_meshes(*s, {m});
-        const result<ka::scene> strict = ka::from_scene(*s, {}, "f");
+        const result<ka::scene> strict = ka::from_scene(*s, strict_mode(), "f");
         REQUIRE_FALSE(strict);
         CHECK(strict.error().code == errc::not_found);
         CHECK(strict.error().message == "f: mesh 0 'strip', bone 1 'ghost' names no node");
@@ -368,7 +375,7 @@ TEST_CASE("from_scene: bad options, a scene without root, broken meshes and skin
         aiMesh* m = mesh_of(3);
         set_bones(*m, {bone("hip", {{0, 1.0f}, {7, 1.0f}, {1, -0.5f}, {2, std::nanf("")}, {1, 1.0f}})});
         set_meshes(*s, {m});
-        const result<ka::scene> strict = ka::from_scene(*s);
+        const result<ka::scene> strict = ka::from_scene(*s, strict_mode());
         REQUIRE_FALSE(strict);
         CHECK(strict.error().code == errc::out_of_range);
         CHECK(contains(strict.error().message, "bone 0 'hip', weight 1: vertex 7 of 3"));
@@ -381,7 +388,7 @@ TEST_CASE("from_scene: bad options, a scene without root, broken meshes and skin
         CHECK(r->meshes[0].skin.weights == std::vector<float>{1.0f, 1.0f, 0.0f});
         // Fixing the out-of-range entry leaves the negative weight to fail strict mode.
         m->mBones[0]->mWeights[1].mVertexId = 0;
-        const result<ka::scene> negative = ka::from_scene(*s);
+        const result<ka::scene> negative = ka::from_scene(*s, strict_mode());
         REQUIRE_FALSE(negative);
         CHECK(negative.error().code == errc::invalid_argument);
     }
@@ -392,7 +399,7 @@ TEST_CASE("from_scene: bad options, a scene without root, broken meshes and skin
         m->mFaces[0].mIndices = new unsigned[2]{0, 1};
         m->mFaces[0].mNumIndices = 2;
         set_meshes(*s, {m});
-        const result<ka::scene> strict = ka::from_scene(*s);
+        const result<ka::scene> strict = ka::from_scene(*s, strict_mode());
         REQUIRE_FALSE(strict);
         CHECK(strict.error().message == "<aiScene>: mesh 0 'strip': face 1 uses vertex 9 of 4");
         const result<ka::scene> r = ka::from_scene(*s, lenient());
@@ -414,6 +421,16 @@ TEST_CASE("from_scene: bad options, a scene without root, broken meshes and skin
         CHECK(r->meshes[0].normals[1] == glm::vec3(0.0f));
         CHECK(has_warning(*r, "1 NaN or infinite normals"));
     }
+    SUBCASE("a node transform with NaN or infinity: the identity, reported") {
+        s->mRootNode->mChildren[0]->mTransformation.a1 = std::nanf("");
+        const result<ka::scene> r = ka::from_scene(*s);
+        REQUIRE(r);
+        CHECK(r->skeleton.bind_local()[1] == glm::mat4(1.0f));
+        CHECK(has_warning(*r, "node 'hip': mTransformation has NaN or infinity; the node keeps the identity"));
+        const result<ka::scene> strict = ka::from_scene(*s, strict_mode());
+        REQUIRE_FALSE(strict);
+        CHECK(strict.error().code == errc::non_finite);
+    }
     SUBCASE("duplicate node names are renamed; bones follow the first") {
         add_children(s->mRootNode, {node("hip", {5, 0, 0})});
         const result<ka::scene> r = ka::from_scene(*s);
@@ -428,17 +445,175 @@ TEST_CASE("from_scene: bad options, a scene without root, broken meshes and skin
         s->mRootNode->mChildren = children;
         s->mRootNode->mNumChildren = 2;
         const result<ka::scene> r = ka::from_scene(*s);
+        const result<ka::scene> strict = ka::from_scene(*s, strict_mode());
         // Undo before the scene frees its nodes (knee must be freed once).
         s->mRootNode->mNumChildren = 1;
         REQUIRE(r);
         CHECK(r->skeleton.size() == 3);
-        CHECK(has_warning(*r, "node 'knee' is linked more than once"));
+        CHECK(has_warning(*r, "node 'knee' is linked more than once (a cycle, or two parents); only its first place is kept"));
+        REQUIRE_FALSE(strict);
+        CHECK(strict.error().code == errc::cycle);
     }
+    SUBCASE("a node that is its own child, and a loop through its parent") {
+        aiNode* hip = s->mRootNode->mChildren[0];
+        aiNode* knee = hip->mChildren[0];
+        add_children(knee, {knee, hip}); // (addChildren would re-parent: set the links by hand)
+        knee->mChildren[0] = knee;
+        knee->mChildren[1] = hip;
+        const result<ka::scene> r = ka::from_scene(*s);
+        const result<ka::scene> strict = ka::from_scene(*s, strict_mode());
+        delete[] knee->mChildren;
+        knee->mChildren = nullptr;
+        knee->mNumChildren = 0;
+        REQUIRE(r);
+        CHECK(r->skeleton.names() == std::vector<std::string>{"root", "hip", "knee"});
+        CHECK(has_warning(*r, "node 'knee' is linked more than once"));
+        CHECK(has_warning(*r, "node 'hip' is linked more than once"));
+        REQUIRE_FALSE(strict);
+        CHECK(strict.error().code == errc::cycle);
+    }
+    SUBCASE("arrays that are null while their count is not") {
+        aiMesh* m = mesh_of(3);
+        set_bones(*m, {bone("hip", {{0, 1.0f}})});
+        set_meshes(*s, {m});
+        set_animation(*s, 1.0, 24.0, {channel_of("hip", {aiQuatKey(0.0, ai_quat(glm::identity<glm::quat>()))})});
+        struct hole {
+            const char* what;
+            std::function<void()> make, undo;
+        };
+        aiBone* b = m->mBones[0];
+        aiNodeAnim* ch = s->mAnimations[0]->mChannels[0];
+        aiVertexWeight* weights = b->mWeights;
+        aiQuatKey* keys = ch->mRotationKeys;
+        aiVector3D* vertices = m->mVertices;
+        aiFace* faces = m->mFaces;
+        aiNode** children = s->mRootNode->mChildren;
+        const hole holes[] = {
+            {"mesh 0 'strip': mVertices counts 3 and is null", [&] { m->mVertices = nullptr; }, [&] { m->mVertices = vertices; }},
+            {"mesh 0 'strip': mFaces counts 1 and is null", [&] { m->mFaces = nullptr; }, [&] { m->mFaces = faces; }},
+            {"bone 0 'hip': mWeights counts 1 and is null", [&] { b->mWeights = nullptr; }, [&] { b->mWeights = weights; }},
+            {"(node 'hip'): mRotationKeys counts 1 and is null", [&] { ch->mRotationKeys = nullptr; }, [&] { ch->mRotationKeys = keys; }},
+            {"node 'root''s mChildren counts 1 and is null", [&] { s->mRootNode->mChildren = nullptr; },
+             [&] { s->mRootNode->mChildren = children; }},
+        };
+        for (const hole& h : holes) {
+            CAPTURE(h.what);
+            h.make();
+            const result<ka::scene> strict = ka::from_scene(*s, strict_mode());
+            const result<ka::scene> r = ka::from_scene(*s);
+            h.undo();
+            REQUIRE_FALSE(strict);
+            CHECK(strict.error().code == errc::size_mismatch);
+            CHECK(contains(strict.error().message, h.what));
+            REQUIRE(r);
+            CHECK(has_warning(*r, std::string(h.what) + "; read as empty"));
+        }
+        // The scene's own arrays.
+        aiMesh** meshes = s->mMeshes;
+        s->mMeshes = nullptr;
+        const result<ka::scene> r = ka::from_scene(*s);
+        const result<ka::scene> strict = ka::from_scene(*s, strict_mode());
+        s->mMeshes = meshes;
+        REQUIRE(r);
+        CHECK(r->meshes.empty());
+        CHECK(has_warning(*r, "the scene's mMeshes counts 1 and is null; read as empty"));
+        CHECK(strict.error().code == errc::size_mismatch);
+    }
+    SUBCASE("options limits: nodes, meshes, vertices, keys, warnings") {
+        aiMesh* m = mesh_of(4);
+        set_meshes(*s, {m});
+        set_animation(*s, 1.0, 24.0, {channel_of("hip", {aiQuatKey(0.0, ai_quat(glm::identity<glm::quat>())),
+                                                         aiQuatKey(1.0, ai_quat(glm::identity<glm::quat>()))})});
+        const auto refused = [&](ka::options o, const std::string& part) {
+            const result<ka::scene> r = ka::from_scene(*s, o, "f");
+            REQUIRE_FALSE(r);
+            CHECK(r.error().code == errc::unsupported);
+            CHECK(r.error().message == "f: the scene has more " + part);
+        };
+        ka::options o;
+        o.max_joints = 2;
+        refused(o, "nodes than options::max_joints (2) allows");
+        o = {};
+        o.max_meshes = 0;
+        refused(o, "meshes than options::max_meshes (0) allows");
+        o = {};
+        o.max_vertices = 3;
+        refused(o, "vertices than options::max_vertices (3) allows");
+        o = {};
+        o.max_keys = 1;
+        refused(o, "keys than options::max_keys (1) allows");
+        o = {};
+        o.max_keys = 2;
+        CHECK(ka::from_scene(*s, o));
+        // More problems than max_warnings fail the conversion.
+        m->mFaces[0].mIndices[0] = 99;
+        m->mFaces[1].mIndices[0] = 99;
+        o = {};
+        o.max_warnings = 1;
+        const result<ka::scene> many = ka::from_scene(*s, o, "f");
+        REQUIRE_FALSE(many);
+        CHECK(many.error().code == errc::parse_error);
+        CHECK(many.error().message == "f: more than 1 problems (options::max_warnings); giving up");
+    }
+}
+
+TEST_CASE("from_scene: a node chain a million deep, without recursion" * doctest::test_suite("deep")) {
+    // aiNode holds a 1 KB name buffer: the chain is ~1.1 GB of assimp's memory, built and freed
+    // here without recursion (~aiNode deletes its children recursively: the links are cut first).
+    const std::size_t n = 1000000;
+    auto s = std::make_unique<aiScene>();
+    std::vector<aiNode*> chain(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        chain[i] = new aiNode();
+        chain[i]->mName.length = static_cast<ai_uint32>(std::snprintf(chain[i]->mName.data, 16, "n%zu", i));
+        chain[i]->mTransformation.b4 = 1.0f;
+        if (i) {
+            chain[i]->mParent = chain[i - 1];
+            chain[i - 1]->mNumChildren = 1;
+            chain[i - 1]->mChildren = new aiNode*[1]{chain[i]};
+        }
+    }
+    s->mRootNode = chain[0];
+    // The default limit refuses it, naming the limit.
+    const result<ka::scene> refused = ka::from_scene(*s, {}, "deep");
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message == "deep: the scene has more nodes than options::max_joints (65536) allows");
+    ka::options o;
+    o.max_joints = n;
+    const result<ka::scene> r = ka::from_scene(*s, o, "deep");
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+        delete[] chain[i]->mChildren;
+        chain[i]->mChildren = nullptr;
+        chain[i]->mNumChildren = 0;
+    }
+    s->mRootNode = nullptr;
+    for (aiNode* node : chain) delete node;
+    REQUIRE_MESSAGE(r, r.error().message);
+    CHECK(r->skeleton.size() == n);
+    CHECK(r->skeleton.parent(n - 1) == joint_index(n - 2));
+    CHECK(r->skeleton.name(n - 1) == "n999999");
+    CHECK(r->skeleton.bind_model()[n - 1][3].y == float(n));
 }
 
 TEST_CASE("from_scene: animation channels — bad keys, names, rates and end behaviour") {
     auto s = small_scene();
     const aiQuaternion id = ai_quat(glm::identity<glm::quat>());
+    SUBCASE("ticks per second NaN, infinite, negative or subnormal: reported, the default used") {
+        for (double tps : {double(NAN), double(INFINITY), -24.0, 1e-39, 1e39}) {
+            CAPTURE(tps);
+            auto t = small_scene();
+            set_animation(*t, 5.0, tps, {channel_of("hip", {aiQuatKey(0.0, id), aiQuatKey(5.0, id)})});
+            const result<ka::scene> strict = ka::from_scene(*t, strict_mode());
+            REQUIRE_FALSE(strict);
+            CHECK(contains(strict.error().message, "animation 0 'wave': mTicksPerSecond is "));
+            CHECK(strict.error().code == (is_finite(tps) ? errc::invalid_argument : errc::non_finite));
+            const result<ka::scene> r = ka::from_scene(*t);
+            REQUIRE(r);
+            CHECK(r->animations[0].clip.ticks_per_second == default_ticks_per_second);
+            CHECK(r->animations[0].clip.ticks_per_second_is_default);
+            CHECK(has_warning(*r, " (0 for unknown, or a positive rate); the default 4800 is used"));
+        }
+    }
     SUBCASE("ticks per second 0 (unknown) takes the default, flagged") {
         set_animation(*s, 5.0, 0.0, {channel_of("hip", {aiQuatKey(0.0, id), aiQuatKey(5.0, id)})});
         const result<ka::scene> r = ka::from_scene(*s);
@@ -458,14 +633,17 @@ TEST_CASE("from_scene: animation channels — bad keys, names, rates and end beh
         CHECK(r->animations[0].clip.duration == 7.5f);
         s->mAnimations[0]->mDuration = std::nan("");
         CHECK(ka::from_scene(*s)->animations[0].clip.duration == 7.5f);
+        CHECK_FALSE(has_warning(*r, "past the last key"));
         s->mAnimations[0]->mDuration = 12.0;
-        CHECK(ka::from_scene(*s)->animations[0].clip.duration == 12.0f);
+        const result<ka::scene> longer = ka::from_scene(*s);
+        CHECK(longer->animations[0].clip.duration == 12.0f);
+        CHECK(has_warning(*longer, "animation 0 'wave': mDuration 12 is past the last key (7.5): the last keys hold until then"));
     }
     SUBCASE("a channel naming no node, two channels on one node") {
         set_animation(*s, 5.0, 24.0,
                       {channel_of("ghost", {aiQuatKey(0.0, id)}), channel_of("hip", {aiQuatKey(0.0, id)}),
                        channel_of("hip", {aiQuatKey(1.0, id)})});
-        const result<ka::scene> strict = ka::from_scene(*s);
+        const result<ka::scene> strict = ka::from_scene(*s, strict_mode());
         REQUIRE_FALSE(strict);
         CHECK(strict.error().code == errc::not_found);
         CHECK(contains(strict.error().message, "animation 0 'wave', channel 0 (node 'ghost') animates a node that does not exist"));
@@ -491,7 +669,7 @@ TEST_CASE("from_scene: animation channels — bad keys, names, rates and end beh
             CAPTURE(b.part);
             auto t = small_scene();
             set_animation(*t, 5.0, 24.0, {channel_of("hip", b.keys), channel_of("knee", {aiQuatKey(0.0, id)})});
-            const result<ka::scene> strict = ka::from_scene(*t);
+            const result<ka::scene> strict = ka::from_scene(*t, strict_mode());
             REQUIRE_FALSE(strict);
             CHECK(strict.error().code == b.code);
             CHECK(contains(strict.error().message, b.part));
@@ -503,7 +681,7 @@ TEST_CASE("from_scene: animation channels — bad keys, names, rates and end beh
         }
         auto t = small_scene();
         set_animation(*t, 5.0, 24.0, {channel_of("hip", {aiQuatKey(0.0, id)}, {aiVectorKey(0.0, aiVector3D(INFINITY, 0, 0))})});
-        const result<ka::scene> strict = ka::from_scene(*t);
+        const result<ka::scene> strict = ka::from_scene(*t, strict_mode());
         REQUIRE_FALSE(strict);
         CHECK(contains(strict.error().message, "position key 0 is NaN or infinite"));
     }
@@ -539,7 +717,7 @@ TEST_CASE("from_scene: animation channels — bad keys, names, rates and end beh
         for (const mapping& m : cases) {
             CAPTURE(int(m.post));
             auto t = small_scene();
-            set_animation(*t, 5.0, 24.0, {channel_of("hip", {aiQuatKey(0.0, id)}), channel_of("knee", {aiQuatKey(0.0, id)})});
+            set_animation(*t, 0.0, 24.0, {channel_of("hip", {aiQuatKey(0.0, id)}), channel_of("knee", {aiQuatKey(0.0, id)})});
             for (unsigned c = 0; c < 2; ++c) t->mAnimations[0]->mChannels[c]->mPostState = m.post;
             ka::options o;
             o.default_wrap = wrap_mode::loop_inclusive;
@@ -575,6 +753,24 @@ TEST_CASE("from_scene: animation channels — bad keys, names, rates and end beh
         CHECK(r->animations[0].clip.channels.empty());
         CHECK(r->animations[0].clip.duration == 5.0f);
     }
+}
+
+TEST_CASE("load_scene: assimp's own warnings and errors, on request (options::assimp_messages)") {
+    const std::string path = (std::filesystem::temp_directory_path() / "keyblend-assimp-messages.obj").string();
+    {
+        std::ofstream obj(path);
+        obj << "v 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl ghost\nf 1 2 3\n";
+    }
+    const result<ka::scene> quiet = ka::load_scene(path);
+    REQUIRE(quiet);
+    CHECK_FALSE(has_warning(*quiet, "ghost"));
+    ka::options o;
+    o.assimp_messages = true;
+    const result<ka::scene> told = ka::load_scene(path, o);
+    std::remove(path.c_str());
+    REQUIRE(told);
+    CHECK(has_warning(*told, path + ": assimp: OBJ: failed to locate material ghost, creating new material"));
+    CHECK(Assimp::DefaultLogger::isNullLogger()); // the logger was removed again
 }
 
 TEST_CASE("load_scene: missing files, files assimp cannot read, and the .X guard") {
@@ -915,93 +1111,7 @@ TEST_CASE("simple_skin.gltf: poses and skinned vertices against the file's own k
 
 namespace {
 
-// --- an independent reading of a BVH file --------------------------------------------------------
-
-struct bvh_file {
-    struct joint {
-        std::string name;
-        int parent = -1;
-        glm::dvec3 offset{0.0};
-        std::vector<std::string> channels;
-        std::size_t first_value = 0; // index of its first channel in a frame's values
-    };
-    std::vector<joint> joints;
-    std::vector<std::vector<double>> frames;
-    double frame_time = 0.0;
-
-    explicit bvh_file(const std::string& path) {
-        std::ifstream in(path);
-        std::string word;
-        std::vector<int> open; // the joint each '{' opened (-2 for End Site)
-        std::size_t values = 0;
-        int pending = -1;
-        while (in >> word && word != "MOTION") {
-            if (word == "ROOT" || word == "JOINT") {
-                joint j;
-                in >> j.name;
-                j.parent = -1;
-                for (auto it = open.rbegin(); it != open.rend(); ++it)
-                    if (*it >= 0) {
-                        j.parent = *it;
-                        break;
-                    }
-                joints.push_back(j);
-                pending = int(joints.size()) - 1;
-            } else if (word == "End") {
-                in >> word; // Site
-                pending = -2;
-            } else if (word == "{") {
-                open.push_back(pending);
-            } else if (word == "}") {
-                open.pop_back();
-            } else if (word == "OFFSET") {
-                glm::dvec3 o;
-                in >> o.x >> o.y >> o.z;
-                if (!open.empty() && open.back() >= 0) joints[std::size_t(open.back())].offset = o;
-            } else if (word == "CHANNELS") {
-                std::size_t n;
-                in >> n;
-                joint& j = joints.back();
-                j.first_value = values;
-                for (std::size_t i = 0; i < n; ++i) {
-                    in >> word;
-                    j.channels.push_back(word);
-                }
-                values += n;
-            }
-        }
-        std::size_t count = 0;
-        in >> word >> count >> word >> word >> frame_time; // Frames: N Frame Time: t
-        frames.assign(count, std::vector<double>(values));
-        for (auto& f : frames)
-            for (double& v : f) in >> v;
-    }
-
-    /// Joint j's local rotation at frame f: the channels' rotations in the order listed.
-    glm::dquat rotation(std::size_t j, std::size_t f) const {
-        glm::dquat q(1, 0, 0, 0);
-        for (std::size_t c = 0; c < joints[j].channels.size(); ++c) {
-            const std::string& ch = joints[j].channels[c];
-            const double angle = glm::radians(frames[f][joints[j].first_value + c]);
-            if (ch == "Xrotation") q = q * glm::angleAxis(angle, glm::dvec3(1, 0, 0));
-            if (ch == "Yrotation") q = q * glm::angleAxis(angle, glm::dvec3(0, 1, 0));
-            if (ch == "Zrotation") q = q * glm::angleAxis(angle, glm::dvec3(0, 0, 1));
-        }
-        return q;
-    }
-    /// Joint j's local translation at frame f: its position channels, else its offset.
-    glm::dvec3 translation(std::size_t j, std::size_t f) const {
-        glm::dvec3 t = joints[j].offset;
-        for (std::size_t c = 0; c < joints[j].channels.size(); ++c) {
-            const std::string& ch = joints[j].channels[c];
-            const double v = frames[f][joints[j].first_value + c];
-            if (ch == "Xposition") t.x = v;
-            if (ch == "Yposition") t.y = v;
-            if (ch == "Zposition") t.z = v;
-        }
-        return t;
-    }
-};
+using kbtest::bvh_file;
 
 } // namespace
 
@@ -1041,6 +1151,48 @@ TEST_CASE("01_01.bvh: every joint's rotation and model matrix against the file's
             const glm::dmat4 local = glm::translate(glm::dmat4(1.0), p) * glm::mat4_cast(q);
             expected[j] = b.joints[j].parent < 0 ? local : expected[std::size_t(b.joints[j].parent)] * local;
             CHECK(relative_error(model[joint_of[j]], glm::mat4(expected[j]), size) <= 1e-4);
+        }
+    }
+}
+
+TEST_CASE("01_01.bvh: keyblend's BVH reader and assimp give the same skeleton and poses") {
+    const auto path = kbtest::formats_file("01_01.bvh");
+    if (!path) return;
+    const result<io::bvh> k = io::load_bvh(*path);
+    const result<ka::scene> a = ka::load_scene(*path);
+    REQUIRE(k);
+    REQUIRE(a);
+    const skeleton& ks = k->skeleton;
+    const skeleton& as = a->skeleton;
+    // The same joints (End Sites named alike), parents and bind poses.
+    REQUIRE(ks.size() == as.size());
+    for (std::size_t j = 0; j < ks.size(); ++j) {
+        CAPTURE(ks.name(j));
+        const std::size_t other = as.index_of(ks.name(j));
+        REQUIRE(other < as.size());
+        const joint_index p = ks.parent(j);
+        CHECK((p < 0 ? as.parent(other) < 0
+                     : as.parent(other) >= 0 && as.name(std::size_t(as.parent(other))) == ks.name(std::size_t(p))));
+        CHECK(kbtest::max_abs_diff(ks.bind_local()[j], as.bind_local()[other]) <= 1e-6f);
+    }
+    const clip& kc = k->clip;
+    const clip& ac = a->animations.at(0).clip;
+    CHECK(kc.ticks_per_second == doctest::Approx(ac.ticks_per_second).epsilon(1e-6));
+    CHECK(kc.duration == ac.duration);
+    const double size = skeleton_size(ks);
+    // Whole frames and between them: assimp composes the angles in float, keyblend in double.
+    for (float tick : {0.0f, 1.0f, 100.0f, 1000.5f, 2000.25f, 2751.0f}) {
+        CAPTURE(tick);
+        sampling_context kctx, actx;
+        local_pose kp, ap;
+        REQUIRE(sample_clip(kc, ks, tick, kctx, kp));
+        REQUIRE(sample_clip(ac, as, tick, actx, ap));
+        const std::vector<glm::mat4> km = model_at(kc, ks, tick), am = model_at(ac, as, tick);
+        for (std::size_t j = 0; j < ks.size(); ++j) {
+            CAPTURE(ks.name(j));
+            const std::size_t other = as.index_of(ks.name(j));
+            CHECK(kbtest::rotation_angle(kp.get(j).rotation, ap.get(other).rotation) <= 2e-5);
+            CHECK(relative_error(km[j], am[other], size) <= 1e-5);
         }
     }
 }

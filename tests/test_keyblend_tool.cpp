@@ -1,5 +1,7 @@
 // The `keyblend` command-line tool, run as a user runs it: its JSON is checked against the loader,
 // the test files' known contents and the sampling rules; its usage errors against its exit codes.
+#include <keyblend/bvh.hpp>
+#include <keyblend/clip.hpp>
 #include <keyblend/io/xfile.hpp>
 
 #include "helpers.hpp"
@@ -12,12 +14,23 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
 
 using json = nlohmann::json;
 using namespace keyblend;
+
+// The tool is built as this file is: under AddressSanitizer, its assimp process has no
+// address-space limit, and a crash there is caught by the sanitizer first.
+#if defined(__SANITIZE_ADDRESS__)
+#define KEYBLEND_TOOL_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KEYBLEND_TOOL_SANITIZED 1
+#endif
+#endif
 
 namespace {
 
@@ -569,6 +582,94 @@ std::optional<std::string> formats_file(const std::string& name) {
 
 } // namespace
 
+TEST_CASE("info / pose on a BVH file: keyblend's reader by default, its figures and warnings") {
+    const auto path = formats_file("01_01.bvh");
+    if (!path) return;
+    const result<io::bvh> b = io::load_bvh(*path);
+    REQUIRE(b);
+    const json j = run_json({"info", *path, "--json"});
+    CHECK(keys_of(j) == std::set<std::string>{"format", "frames", "meshes", "contents", "repaired", "dropped",
+                                              "notes", "animation_sets"});
+    CHECK(j["format"] == "bvh");
+    CHECK(j["frames"] == 38);
+    CHECK(j["meshes"].empty());
+    CHECK(j["contents"] == json{{"joints", 31}, {"end_sites", 7}, {"channels", 96}, {"frames", 2752},
+                                {"declared_frames", 2752}, {"frame_time", 0.0083333}});
+    CHECK(j["animation_sets"][0]["name"] == "Motion");
+    CHECK(j["animation_sets"][0]["tracks"] == 31);
+    CHECK(j["animation_sets"][0]["keys"]["rotation"] == 31 * 2752);
+    CHECK(j["animation_sets"][0]["keys"]["position"] == 2752);
+    CHECK(j["animation_sets"][0]["last_tick"] == 2751);
+    // pose: the reader's clip sampled at frame 100, parents first.
+    const json p = run_json({"pose", *path, "--tick", "100", "--set", "Motion", "--json"});
+    REQUIRE(p["joints"].size() == 38);
+    std::vector<glm::mat4> local;
+    REQUIRE(sample_local_matrices(b->clip, b->skeleton, 100.0f, local));
+    for (std::size_t i = 0; i < 38; ++i) {
+        CHECK(p["joints"][i]["name"] == b->skeleton.name(i));
+        CHECK(kbtest::max_abs_diff(matrix_of(p["joints"][i]["local"]), local[i]) <= 1e-5f);
+    }
+    const run_result text = run({"info", *path});
+    REQUIRE(text.exit_code == 0);
+    CHECK(contains(text.out, "01_01.bvh: BVH, 31 joints and 7 End Sites, 96 channels; 2752 frames of 0.0083333 s\n"));
+    CHECK(contains(text.out, "              EndSite_LeftToeBase\n"));
+    CHECK(contains(text.out, "'Motion': 120 ticks (frames) per second, 31 tracks"));
+
+    // A damaged file: the default load repairs it and info lists what it did; --strict refuses it.
+    std::ifstream in(*path, std::ios::binary);
+    std::string damaged((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    damaged.replace(damaged.find("Frames: 2752"), 12, "Frames: 4294967295");
+    damaged.replace(damaged.find("Frame Time: .0083333"), 20, "Frame Time: nan");
+    const std::string broken = out_path("broken.bvh");
+    std::ofstream(broken, std::ios::binary) << damaged;
+    const json l = run_json({"info", broken, "--json"});
+    CHECK(l["contents"]["frames"] == 2752);
+    CHECK(l["contents"]["declared_frames"] == 4294967295u);
+    CHECK(l["animation_sets"][0]["ticks_per_second"].is_null()); // the default rate
+    REQUIRE(l["repaired"].size() == 2);
+    CHECK(contains(l["repaired"][0].get<std::string>(), "line 187, column 13: the frame time 'nan' is not finite"));
+    CHECK(contains(l["repaired"][1].get<std::string>(), "the file holds 2752 frame rows, and 'Frames:' says 4294967295"));
+    const run_result strict = run({"pose", broken, "--tick", "1", "--set", "Motion", "--strict"}, true);
+    CHECK(strict.exit_code == 1);
+    CHECK(contains(strict.out, "broken.bvh: line 187, column 13: the frame time 'nan' is not finite"));
+    const run_result pose = run({"pose", broken, "--tick", "1", "--set", "Motion"}, true);
+    CHECK(pose.exit_code == 0);
+    CHECK(contains(pose.out, "keyblend: warning: "));
+    // Not a BVH file at all, though named one: keyblend's reader says so, exit 1.
+    const std::string junk = out_path("junk.bvh");
+    std::ofstream(junk, std::ios::binary) << "PK\x03\x04 zip";
+    const run_result j2 = run({"info", junk}, true);
+    CHECK(j2.exit_code == 1);
+    CHECK(contains(j2.out, "junk.bvh: line 1, column 1: not a BVH file: expected HIERARCHY, found 'PK\\x03\\x04'"));
+}
+
+TEST_CASE("info: the text of a hierarchy 15,000 joints deep stays proportional to its joints") {
+    // Indentation stops at 32 levels; deeper joints say their depth. (Each line is then at most
+    // 2 + 64 + 16 characters beside the name.)
+    for (const char* kind : {"x", "bvh"}) {
+        CAPTURE(kind);
+        const std::size_t n = 15000;
+        std::string text;
+        if (std::string(kind) == "x") {
+            text = "xof 0303txt 0032\n";
+            for (std::size_t i = 0; i < n; ++i) text += "Frame f" + std::to_string(i) + " {\n";
+            text.append(n, '}');
+        } else {
+            text = "HIERARCHY\n";
+            for (std::size_t i = 0; i < n; ++i) text += (i ? "JOINT f" : "ROOT f") + std::to_string(i) + " { OFFSET 0 1 0 CHANNELS 0\n";
+            text.append(n, '}');
+            text += "\nMOTION\nFrames: 0\nFrame Time: 0.1\n";
+        }
+        const std::string path = out_path(std::string("deep.") + kind);
+        std::ofstream(path, std::ios::binary) << text;
+        const run_result r = run({"info", path});
+        REQUIRE_MESSAGE(r.exit_code == 0, r.out.substr(0, 500));
+        CHECK(r.out.size() < n * 90);
+        CHECK(contains(r.out, "\n" + std::string(66, ' ') + "[depth 14999] f14999\n"));
+        CHECK(contains(r.out, "\n" + std::string(66, ' ') + "f32\n"));
+    }
+}
+
 TEST_CASE("render: a PNG contact sheet of N labelled frames that move") {
     const auto path = kbtest::data_file("directx-sdk-legacy-samples/tiny.x");
     if (!path) return;
@@ -652,7 +753,7 @@ TEST_CASE("info / pose on files assimp reads: the adapter's figures, the same JS
         CAPTURE(name);
         const auto path = formats_file(name);
         if (!path) return;
-        const json j = run_json({"info", *path, "--json"});
+        const json j = run_json({"info", *path, "--json", "--importer", "assimp"});
         const result<assimp::scene> a = assimp::load_scene(*path);
         REQUIRE(a);
         CHECK(keys_of(j) == std::set<std::string>{"importer", "format", "frames", "meshes", "animation_sets"});
@@ -678,12 +779,19 @@ TEST_CASE("info / pose on files assimp reads: the adapter's figures, the same JS
     const auto bvh = formats_file("01_01.bvh");
     if (!bvh) return;
     // pose: the BVH's 38 nodes at frame 100 (tick 100 at 120 ticks per second).
-    const json p = run_json({"pose", *bvh, "--time", "0.8333333333", "--set", "Motion", "--json"});
-    const json q = run_json({"pose", *bvh, "--tick", "100", "--set", "motion", "--json"});
+    const json p = run_json({"pose", *bvh, "--time", "0.8333333333", "--set", "Motion", "--json", "--importer", "assimp"});
+    const json q = run_json({"pose", *bvh, "--tick", "100", "--set", "motion", "--json", "--importer", "assimp"});
     REQUIRE(p["joints"].size() == 38);
     for (std::size_t i = 0; i < 38; ++i)
         CHECK(kbtest::max_abs_diff(matrix_of(p["joints"][i]["model"]), matrix_of(q["joints"][i]["model"])) <= 1e-3f);
-    const run_result text = run({"info", *bvh});
+    // The same pose as keyblend's BVH reader gives, joint by joint.
+    const json k = run_json({"pose", *bvh, "--tick", "100", "--set", "motion", "--json"});
+    REQUIRE(k["joints"].size() == 38);
+    for (std::size_t i = 0; i < 38; ++i) {
+        CHECK(k["joints"][i]["name"] == q["joints"][i]["name"]);
+        CHECK(kbtest::max_abs_diff(matrix_of(k["joints"][i]["model"]), matrix_of(q["joints"][i]["model"])) <= 1e-3f);
+    }
+    const run_result text = run({"info", *bvh, "--importer", "assimp"});
     CHECK(contains(text.out, "01_01.bvh: bvh, read by assimp"));
     CHECK(contains(text.out, "meshes: 0"));
     CHECK(contains(text.out, "'Motion': 120 ticks per second, 31 tracks"));
@@ -714,13 +822,48 @@ TEST_CASE("--importer assimp on a .X file: the same pose as keyblend's loader, m
     CHECK(contains(r.out, "not handed to assimp"));
 }
 
+TEST_CASE("assimp runs in a process of its own: a crash, exhausted memory or time is exit 1, named") {
+    // A BVH file 25,000 joints deep: keyblend's reader loads it; assimp 5.2.5's recursion overflows
+    // the stack (SIGSEGV), in its own process.
+    std::string deep = "HIERARCHY\n";
+    for (int i = 0; i < 25000; ++i) deep += (i ? "JOINT j" : "ROOT j") + std::to_string(i) + " { OFFSET 0 1 0 CHANNELS 0\n";
+    deep.append(25000, '}');
+    deep += "\nMOTION\nFrames: 0\nFrame Time: 0.1\n";
+    const std::string bvh = out_path("deep25k.bvh");
+    std::ofstream(bvh, std::ios::binary) << deep;
+    CHECK(run({"info", bvh}).exit_code == 0);
+    const run_result crash = run({"info", bvh, "--importer", "assimp"}, true);
+    CHECK(crash.exit_code == 1);
+#if defined(KEYBLEND_TOOL_SANITIZED)
+    // (AddressSanitizer catches the overflow first, reports it and aborts: another signal.)
+    CHECK(contains(crash.out, "keyblend: " + bvh + ": assimp's importer crashed: signal "));
+#else
+    CHECK(contains(crash.out, "keyblend: " + bvh + ": assimp's importer crashed: signal 11 (SIGSEGV"));
+#endif
+    // A 24-byte GLB whose JSON chunk claims 2 GB: the allocation fails under the memory limit, and
+    // with more memory allowed, the import overruns a short time limit.
+    const std::string glb = out_path("claim.glb");
+    std::ofstream(glb, std::ios::binary) << std::string("glTF\x02\0\0\0\x18\0\0\0\0\0\0\x80JSON{}  ", 24);
+    const run_result memory = run({"info", glb, "--max-memory", "512"}, true);
+    CHECK(memory.exit_code == 1);
+#if !defined(KEYBLEND_TOOL_SANITIZED) // (a sanitized tool has no address-space limit: see tool_isolate.cpp)
+    CHECK(contains(memory.out, "keyblend: " + glb + ": assimp's importer ran out of memory (--max-memory 512 MiB)"));
+#endif
+    const run_result time = run({"info", glb, "--max-memory", "8192", "--max-seconds", "0.05"}, true);
+    CHECK(time.exit_code == 1);
+    CHECK(contains(time.out, "keyblend: " + glb + ": assimp's importer did not finish within 0.05 s (--max-seconds): stopped"));
+    // The limits on the command line.
+    CHECK(run({"info", glb, "--max-memory", "10"}).exit_code == 2);
+    CHECK(run({"info", glb, "--max-seconds", "0"}).exit_code == 2);
+}
+
 TEST_CASE("render: a skeleton-only file (BVH) draws its skeleton, and every format renders") {
     const auto bvh = formats_file("01_01.bvh");
     if (!bvh) return;
     const std::string png = out_path("bvh.png");
     const run_result r = run({"render", *bvh, "--frames", "4", "--size", "96x96", "--out", png});
     REQUIRE_MESSAGE(r.exit_code == 0, r.out);
-    CHECK(contains(r.out, "read by assimp): 38 joints, 0 meshes (0 vertices), no mesh: the skeleton is drawn"));
+    CHECK(contains(r.out, "(BVH, read by keyblend): 38 joints, 0 meshes (0 vertices), no mesh: the skeleton is drawn"));
     const picture sheet = read_png(png);
     std::vector<picture> frames;
     for (int f = 0; f < 4; ++f) frames.push_back(sheet.crop(f * 96, 14, 96, 80)); // above the labels

@@ -341,17 +341,29 @@ TEST_CASE("invalid frame trees are rejected with the frame named") {
     }
 }
 
-TEST_CASE("a very deep chain builds without recursion") {
-    constexpr std::size_t n = 200000;
+TEST_CASE("a chain a million joints deep builds without recursion, in any input order" *
+          doctest::test_suite("deep")) {
+    constexpr std::size_t n = 1000000;
+    // Parents after their children (the chain given deepest first): the walk must reorder it.
     std::vector<joint_desc> chain(n);
     for (std::size_t i = 0; i < n; ++i) {
         chain[i].name = "j" + std::to_string(i);
-        chain[i].parent = static_cast<joint_index>(i) - 1;
+        chain[i].parent = i + 1 < n ? static_cast<joint_index>(i + 1) : no_parent;
+        chain[i].bind_local[3].y = 1.0f;
     }
     const result<skeleton> r = skeleton::from_parents(chain);
     REQUIRE(r);
     CHECK(r->subtree_end(0) == n);
     CHECK(r->subtree_end(n - 1) == n);
+    CHECK(r->name(0) == "j999999");
+    CHECK(r->name(n - 1) == "j0");
+    CHECK(r->joint_of_source()[0] == n - 1);
+    CHECK(r->bind_model()[n - 1][3].y == float(n));
+    // A parent loop through the whole chain is found without recursion too.
+    chain[n - 1].parent = 0;
+    const result<skeleton> loop = skeleton::from_parents(chain);
+    REQUIRE_FALSE(loop);
+    CHECK(loop.error().code == errc::cycle);
     std::vector<frame_desc> frames(n);
     for (std::size_t i = 0; i < n; ++i) {
         frames[i].name = chain[i].name;
@@ -360,4 +372,7 @@ TEST_CASE("a very deep chain builds without recursion") {
     const result<skeleton> f = skeleton::from_frame_tree(frames);
     REQUIRE(f);
     CHECK(f->parent(n - 1) == static_cast<joint_index>(n - 2));
+    CHECK(f->subtree_end(0) == n);
+    frames[n - 1].first_child = 0;
+    CHECK(skeleton::from_frame_tree(frames).error().code == errc::cycle);
 }

@@ -909,21 +909,55 @@ TEST_CASE("malformed text: each problem is reported with its kind, place and ind
     }
 }
 
-TEST_CASE("nesting deeper than the reader allows is an error, not a stack overflow") {
+TEST_CASE("Frames nested a million deep: no recursion, bounded by load_options::max_joints" *
+          doctest::test_suite("deep")) {
     std::string text = "xof 0303txt 0032\n";
-    for (int i = 0; i < 100000; ++i) text += "Frame{";
-    for (int i = 0; i < 100000; ++i) text += "}";
+    const std::size_t n = 1000000;
+    text.reserve(n * 8 + 64);
+    for (std::size_t i = 0; i < n; ++i) text += "Frame{";
+    text += "FrameTransformMatrix{1,0,0,0,0,1,0,0,0,0,1,0,0,2,0,1;;}";
+    text.append(n, '}');
+    // The default limit refuses it in either mode, naming the limit.
     for (parse_mode mode : {parse_mode::strict, parse_mode::lenient}) {
         const result<io::xfile> r = load(text, mode);
-        if (mode == parse_mode::strict) {
-            REQUIRE_FALSE(r);
-            CHECK(contains(r.error().message, "data objects nested more than 256 deep"));
-        } else {
-            REQUIRE(r);
-            CHECK(r->skeleton.size() == 256); // the frames down to the limit
-            CHECK(r->warnings.size() == 1);
-        }
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::unsupported);
+        CHECK(contains(r.error().message, "line 2, column 393217: the file has more frames than load_options::max_joints (65536) allows"));
     }
+    io::load_options o;
+    o.max_joints = n;
+    o.max_objects = n + 1;
+    o.mode = parse_mode::strict;
+    const result<io::xfile> r = io::load_xfile_memory(text.data(), text.size(), o, "sample.x");
+    REQUIRE_MESSAGE(r, r.error().message);
+    CHECK(r->skeleton.size() == n);
+    CHECK(r->skeleton.parent(n - 1) == joint_index(n - 2));
+    CHECK(r->skeleton.bind_model()[n - 1][3] == glm::vec4(0.0f, 2.0f, 0.0f, 1.0f));
+    CHECK(r->warnings.empty());
+    // Cut short inside the deepest of 60,000 frames: lenient mode keeps the frames, strict mode
+    // fails.
+    std::string cut = "xof 0303txt 0032\n";
+    for (int i = 0; i < 60000; ++i) cut += "Frame{";
+    cut.append(30000, '}');
+    const result<io::xfile> l = load(cut, parse_mode::lenient);
+    REQUIRE(l);
+    CHECK(l->skeleton.size() == 60000);
+    CHECK(l->warnings.size() == 1);
+    CHECK_FALSE(load(cut, parse_mode::strict));
+    // A frame that fails inside a deep chain drops the rest of that frame only.
+    std::string broken = "xof 0303txt 0032\n";
+    for (int i = 0; i < 1000; ++i) broken += "Frame f" + std::to_string(i) + "{";
+    broken += "5 Frame lost{}"; // a number where a frame's body has objects: the frame fails there
+    for (int i = 0; i < 1000; ++i) broken += "}";
+    broken += "Frame after{}";
+    const result<io::xfile> b = load(broken, parse_mode::lenient);
+    REQUIRE(b);
+    CHECK(b->skeleton.size() == 1001);
+    CHECK(b->skeleton.name(999) == "f999");
+    CHECK(b->skeleton.name(1000) == "after");
+    REQUIRE(b->warnings.size() == 1);
+    CHECK(contains(b->warnings[0].message, "Frame 'f999'"));
+    CHECK(contains(b->warnings[0].message, "the rest of the Frame is skipped"));
 }
 
 TEST_CASE("header problems") {

@@ -31,12 +31,37 @@
 // loaded here is the mirror image of the same file loaded by io::load_xfile (tests/test_assimp.cpp
 // checks that exactly).
 //
-// Bad data. Nothing an aiScene contains makes this adapter crash or produce NaN. Problems are
-// reported as by io::load_xfile: options.mode = io::parse_mode::strict (the default) fails on the
-// first with an error naming the place (mesh, bone, vertex, animation, channel, key); lenient drops
-// the broken part, records a warning and goes on (see each struct for what is dropped). Lossy but
-// valid cases (influences beyond the limit, renormalised weights, non-unit rotation keys, ignored
-// mesh channels, ...) are warnings in both modes.
+// Which importers are hardened. keyblend's own loaders — the .X loader (io/xfile.hpp), the glTF
+// loader (gltf.hpp), the BVH reader (bvh.hpp) and the package reader (package.hpp) — are written
+// for hostile input: bounded time and memory, no recursion on the input's depth, every problem an
+// error or a documented repair, and each is fuzzed (libFuzzer with AddressSanitizer and
+// UndefinedBehaviorSanitizer, in CI). assimp's importers are not: Debian's assimp 5.2.5 crashes
+// (stack overflow, failed assertion, division by zero, bad memory access), exhausts memory or
+// time, or quietly returns a wrong scene on files that are damaged on purpose — FBX models that
+// are their own parent or each other's, FBX skin clusters indexing past the vertices, glTF skins
+// without inverse bind matrices, glTF or BVH hierarchies tens of thousands of levels deep, GLB
+// chunks claiming gigabytes. Nothing in this header can make an import of a hostile file safe:
+// a program that opens files it does not trust runs load_scene where a crash cannot take it down
+// (a child process with limits: the keyblend tool does so, examples/tool_isolate.cpp), and
+// prefers keyblend's own loaders for the formats they read.
+//
+// What the adapter checks of the scene assimp hands it, before using any of it (so that a scene
+// assimp builds wrongly is rejected, or repaired with a warning, and never read out of bounds):
+// indices against the arrays they index (node -> mesh, face -> vertex, bone weight -> vertex,
+// mesh -> material), arrays that are null while their count is not, the node hierarchy
+// (walked without recursion, at most options::max_joints nodes, each node once: a node that is
+// its own child or linked twice is a cycle), every value finite (positions, matrices, weights,
+// keys, times), key times in order, rotation keys not zero, a rate that is 0 (unknown) or a
+// normal positive float, names that exist (bones, channels), and options' limits on nodes,
+// meshes, vertices, keys and warnings. What it cannot check: that an array holds as many elements
+// as its count says (C++ cannot see an array's length); assimp's own importers are trusted there.
+//
+// Bad data. Problems are reported as by keyblend's own loaders, with one policy (io/model.hpp):
+// options.mode = io::parse_mode::lenient (the default) drops the broken part, records a warning
+// and goes on (see each struct for what is dropped); io::parse_mode::strict fails on the first
+// with an error naming the place (mesh, bone, vertex, animation, channel, key). Lossy but valid
+// cases (influences beyond the limit, renormalised weights, non-unit rotation keys, ignored mesh
+// channels, ...) are warnings in both modes.
 #pragma once
 
 #include "clip.hpp"
@@ -72,9 +97,13 @@ enum class end_behaviour : unsigned char {
 /// "default", "constant", "linear", "repeat" or "mixed".
 inline const char* to_string(end_behaviour b);
 
-struct options {
-    /// strict: the first problem fails the load. lenient: the broken part is dropped, with a warning.
-    io::parse_mode mode = io::parse_mode::strict;
+/// How a scene is converted: io::load_options (the policy every loader of keyblend shares: mode,
+/// lenient by default — the broken part is dropped, with a warning — or strict, the first problem
+/// fails the load; and the limits: max_joints (nodes), max_meshes (meshes placed by nodes, and
+/// meshes no node places), max_vertices (of all those meshes), max_keys (of all node channels),
+/// max_warnings, each exceeded failing the load with errc::unsupported, or errc::parse_error for
+/// warnings, naming the limit), and the adapter's own choices below.
+struct options : io::load_options {
     /// Influences kept per vertex, 1 to max_influences_per_vertex (others: errc::invalid_argument).
     /// A vertex with more keeps its largest ones; the rest are dropped and reported (see
     /// influence_report). 4 is what GPU skinning and most engines use.
@@ -91,6 +120,12 @@ struct options {
     /// .X importer has no bounds checks: a SkinWeights vertex index out of range crashes it.
     /// Costs one more parse of .X files (keyblend's parser is the faster of the two).
     bool check_xfiles = true;
+    /// load_scene only: assimp's own warnings and errors during the import become warnings of
+    /// the scene, prefixed "assimp: " (assimp reports there what it drops: "FBX: encountered mesh
+    /// with no vertices", "polygon vertex index out of range", ...). assimp's logger is
+    /// process-wide: load_scene installs one for the import only when none is installed, and
+    /// removes it after, so this is not for two threads importing at once.
+    bool assimp_messages = false;
 };
 
 /// Who kept which influences, per skinned mesh.
@@ -188,7 +223,8 @@ struct animation {
     /// - ticks_per_second: mTicksPerSecond, or options::default_ticks_per_second with
     ///   ticks_per_second_is_default set when assimp says 0 (unknown) or gives a non-finite value;
     /// - key times: assimp's (double ticks) as float ticks. They need not start at 0;
-    /// - duration: mDuration when it is finite and > 0, else the last key time;
+    /// - duration: mDuration when it is finite and > 0, else the last key time (a duration past
+    ///   the last key is reported: the last keys hold until then);
     /// - wrap: see wrap_from_file;
     /// - channels: one per aiNodeAnim kept. Each track validates (validate_track): strict fails on
     ///   NaN values, unsorted times or a zero rotation; lenient drops that channel. Keys sharing a
@@ -229,8 +265,13 @@ struct scene {
 ///
 /// Errors (besides those listed with each struct, in strict mode): errc::invalid_argument for bad
 /// options; errc::empty for a scene without a root node; errc::unsupported for a mesh with more
-/// than 65536 bones; the errors of skeleton::from_parents (a non-finite node transform), prefixed
-/// with the node's name.
+/// than 65536 bones, and for an options limit exceeded; errc::parse_error for more than
+/// options::max_warnings warnings. Strict mode also fails on: errc::size_mismatch for an array
+/// that is null while its count is not (lenient: read as empty); errc::cycle for a node linked
+/// more than once (lenient: its first place is kept); errc::non_finite for a node transform with
+/// NaN or infinity (lenient: the identity); an animation's mTicksPerSecond that is not 0 and not a
+/// normal positive float (NaN, infinite, negative, subnormal: errc::non_finite or
+/// errc::invalid_argument; lenient: the default rate, flagged as for 0).
 inline result<scene> from_scene(const aiScene& source, const options& opts = {},
                                 const std::string& source_name = "<aiScene>");
 

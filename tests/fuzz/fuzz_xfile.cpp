@@ -8,14 +8,14 @@
 // KEYBLEND_DATA_DIR, run for a bounded time under AddressSanitizer and UndefinedBehaviorSanitizer.
 #include <keyblend/io/xfile.hpp>
 
+#include "fuzz.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
 namespace {
 
-void require(bool promise) {
-    if (!promise) __builtin_trap();
-}
+using kbfuzz::require;
 
 void check(const keyblend::io::xfile& x, const keyblend::io::load_options& options) {
     const keyblend::skeleton& s = x.skeleton;
@@ -66,19 +66,12 @@ void check(const keyblend::io::xfile& x, const keyblend::io::load_options& optio
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    for (keyblend::io::parse_mode mode :
-         {keyblend::io::parse_mode::strict, keyblend::io::parse_mode::lenient}) {
-        // The default limits, but for a decompressed size that keeps each run quick: inputs up
-        // to -max_len can still inflate to 16 MB of amplified objects.
-        keyblend::io::load_options options;
-        options.mode = mode;
-        options.max_decompressed_bytes = std::size_t{16} << 20;
-        const keyblend::result<keyblend::io::xfile> r =
-            keyblend::io::load_xfile_memory(data, size, options, "fuzz");
-        if (r)
-            check(*r, options);
-        else
-            require(!r.error().message.empty() && r.error().message.size() < 2000);
-    }
+    // The default limits, but for a decompressed size that keeps each run quick: inputs up to
+    // -max_len can still inflate to 16 MB of amplified objects.
+    keyblend::io::load_options options;
+    options.max_decompressed_bytes = std::size_t{16} << 20;
+    kbfuzz::each_mode(
+        options, [&](const keyblend::io::load_options& o) { return keyblend::io::load_xfile_memory(data, size, o, "fuzz"); },
+        check);
     return 0;
 }

@@ -4,7 +4,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <assimp/DefaultLogger.hpp>
 #include <assimp/Importer.hpp>
+#include <assimp/LogStream.hpp>
 #include <assimp/config.h>
 #include <assimp/material.h>
 #include <assimp/postprocess.h>
@@ -80,10 +82,15 @@ public:
     result<scene> run() {
         if (!in_.mRootNode)
             return make_error(errc::empty, source_ + ": the scene has no root node");
-        if (!build_skeleton()) return failure_;
-        build_materials();
-        if (!build_meshes()) return failure_;
-        if (!build_animations()) return failure_;
+        if (!arrays_present(in_.mMeshes, in_.mNumMeshes, "the scene's mMeshes") ||
+            !arrays_present(in_.mMaterials, in_.mNumMaterials, "the scene's mMaterials") ||
+            !arrays_present(in_.mAnimations, in_.mNumAnimations, "the scene's mAnimations"))
+            return failure_;
+        const bool ok = build_skeleton() && (build_materials(), build_meshes()) && build_animations();
+        if (too_many_warnings_)
+            return make_error(errc::parse_error, source_ + ": more than " + std::to_string(opts_.max_warnings) +
+                                                     " problems (options::max_warnings); giving up");
+        if (!ok) return failure_;
         out_.warnings = std::move(warnings_);
         return std::move(out_);
     }
@@ -96,12 +103,40 @@ private:
             failure_ = std::move(e);
             return false;
         }
-        warnings_.push_back(std::move(e));
-        return true;
+        return record(std::move(e));
     }
     /// A lossy but valid case, in either mode.
     void warn(errc code, const std::string& what, std::size_t index = error::no_index) {
-        warnings_.push_back(make_error(code, source_ + ": " + what, index));
+        record(make_error(code, source_ + ": " + what, index));
+    }
+    /// Keeps a warning; past options::max_warnings the conversion stops (false), and run() says so.
+    bool record(error e) {
+        if (warnings_.size() >= opts_.max_warnings) {
+            too_many_warnings_ = true;
+            failure_ = make_error(errc::parse_error, source_ + ": too many problems");
+            return false;
+        }
+        warnings_.push_back(std::move(e));
+        return true;
+    }
+
+    /// An array that is null while its count is not: strict fails; lenient reads it as empty
+    /// (the callers read null arrays as empty), with a warning.
+    bool arrays_present(const void* array, unsigned count, const std::string& what) {
+        if (array || count == 0) return true;
+        return problem(errc::size_mismatch, what + " counts " + std::to_string(count) +
+                                                " and is null" + (lenient_ ? "; read as empty" : ""));
+    }
+
+    /// Counts `add` more against an options limit; false (errc::unsupported, naming the limit)
+    /// past it.
+    bool within(std::size_t& used, std::size_t add, std::size_t limit, const char* option, const char* what) {
+        if (add <= limit && used <= limit - add) {
+            used += add;
+            return true;
+        }
+        return fail(errc::unsupported, std::string("the scene has more ") + what + " than options::" + option +
+                                           " (" + std::to_string(limit) + ") allows");
     }
 
     // --- skeleton -------------------------------------------------------------------------------
@@ -117,15 +152,28 @@ private:
             const auto [node, parent] = stack.back();
             stack.pop_back();
             if (!seen.insert(node).second) {
-                warn(errc::cycle, "node " + in_quotes(to_std(node->mName)) +
-                                      " is linked more than once; only its first place is kept");
+                if (!problem(errc::cycle, "node " + in_quotes(to_std(node->mName)) +
+                                              " is linked more than once (a cycle, or two parents)" +
+                                              (lenient_ ? "; only its first place is kept" : "")))
+                    return false;
                 continue;
             }
             if (joints.size() >= static_cast<std::size_t>(std::numeric_limits<joint_index>::max()))
                 return fail(errc::invalid_argument, "more nodes than a skeleton can hold");
+            if (!within(nodes_used_, 1, opts_.max_joints, "max_joints", "nodes")) return false;
             const joint_index self = static_cast<joint_index>(joints.size());
             joints.push_back({to_std(node->mName), parent, to_glm(node->mTransformation)});
+            if (!is_finite(joints.back().bind_local)) {
+                if (!problem(errc::non_finite, "node " + in_quotes(joints.back().name) +
+                                                   ": mTransformation has NaN or infinity" +
+                                                   (lenient_ ? "; the node keeps the identity" : "")))
+                    return false;
+                joints.back().bind_local = glm::mat4(1.0f);
+            }
             nodes_.push_back(node);
+            if (!arrays_present(node->mChildren, node->mNumChildren,
+                                "node " + in_quotes(joints.back().name) + "'s mChildren"))
+                return false;
             if (node->mChildren)
                 for (unsigned c = node->mNumChildren; c-- > 0;)
                     if (node->mChildren[c]) stack.emplace_back(node->mChildren[c], self);
@@ -199,6 +247,9 @@ private:
         std::vector<bool> referenced(count, false);
         for (std::size_t j = 0; j < nodes_.size(); ++j) {
             const aiNode* node = nodes_[j];
+            if (!arrays_present(node->mMeshes, node->mNumMeshes,
+                                "node " + in_quotes(out_.skeleton.name(j)) + "'s mMeshes"))
+                return false;
             if (!node->mMeshes) continue;
             for (unsigned i = 0; i < node->mNumMeshes; ++i) {
                 const unsigned index = node->mMeshes[i];
@@ -229,7 +280,13 @@ private:
         m.material = a->mMaterialIndex < out_.materials.size() ? a->mMaterialIndex
                                                                : out_.materials.size();
         const std::string label = "mesh " + std::to_string(index) + " " + in_quotes(m.name);
+        if (!within(meshes_used_, 1, opts_.max_meshes, "max_meshes", "meshes") ||
+            !arrays_present(a->mVertices, a->mNumVertices, label + ": mVertices") ||
+            !arrays_present(a->mFaces, a->mNumFaces, label + ": mFaces") ||
+            !arrays_present(a->mBones, a->mNumBones, label + ": mBones"))
+            return false;
         const std::size_t n = a->mVertices ? a->mNumVertices : 0;
+        if (!within(vertices_used_, n, opts_.max_vertices, "max_vertices", "vertices")) return false;
 
         m.positions.resize(n);
         for (std::size_t v = 0; v < n; ++v) {
@@ -324,6 +381,7 @@ private:
             }
             const std::string name = to_std(bone->mName);
             const std::string bone_label = label + ", bone " + std::to_string(b) + " " + in_quotes(name);
+            if (!arrays_present(bone->mWeights, bone->mNumWeights, bone_label + ": mWeights")) return false;
             const result<std::size_t> found = out_.skeleton.find(name);
             const std::size_t joint = found ? *found : out_.skeleton.size();
             if (joint >= out_.skeleton.size()) {
@@ -481,12 +539,26 @@ private:
             c.name = to_std(a->mName);
             const std::string label = "animation " + std::to_string(i) + " " + in_quotes(c.name);
             const double tps = a->mTicksPerSecond;
-            if (is_finite(tps) && tps > 0.0 && tps < 3.4e38) {
+            // 0 is assimp's "unknown"; anything else must be a rate a float holds as a normal
+            // number (an importer computing 1 / 0, or 1 / 1e39, hands on infinity or 1e-39).
+            if (is_finite(tps) && tps >= double(std::numeric_limits<float>::min()) &&
+                tps <= double(std::numeric_limits<float>::max())) {
                 c.ticks_per_second = static_cast<float>(tps);
             } else {
+                if (tps != 0.0 &&
+                    !problem(is_finite(tps) ? errc::invalid_argument : errc::non_finite,
+                             label + ": mTicksPerSecond is " + keyblend::impl::float_to_string(tps) +
+                                 " (0 for unknown, or a positive rate)" +
+                                 (lenient_ ? "; the default " +
+                                                 keyblend::impl::float_to_string(opts_.default_ticks_per_second) +
+                                                 " is used"
+                                           : ""),
+                             i))
+                    return false;
                 c.ticks_per_second = opts_.default_ticks_per_second;
                 c.ticks_per_second_is_default = true;
             }
+            if (!arrays_present(a->mChannels, a->mNumChannels, label + ": mChannels")) return false;
             out.ignored_mesh_channels = std::size_t{a->mNumMeshChannels} + a->mNumMorphMeshChannels;
             if (out.ignored_mesh_channels)
                 warn(errc::unsupported, label + ": " + std::to_string(out.ignored_mesh_channels) +
@@ -509,6 +581,13 @@ private:
             c.duration = is_finite(a->mDuration) && a->mDuration > 0.0 && a->mDuration < 3.4e38
                              ? static_cast<float>(a->mDuration)
                              : last_key_time(c);
+            // (Valid, but what an importer that lost keys leaves: assimp's BVH importer keeps one
+            // frame and a duration of 4294967295 from `Frames: 4294967295` over 20 rows.)
+            if (!c.channels.empty() && c.duration > last_key_time(c))
+                warn(errc::out_of_range, label + ": mDuration " + keyblend::impl::float_to_string(c.duration) +
+                                             " is past the last key (" +
+                                             keyblend::impl::float_to_string(last_key_time(c)) +
+                                             "): the last keys hold until then");
             choose_wrap(out, label);
             if (status ok = validate_clip(c, out_.skeleton); !ok)
                 return fail(ok.error().code, label + ": " + ok.error().message);
@@ -559,6 +638,15 @@ private:
                                std::to_string(channel_of_joint[joint]) + " animates" +
                                (lenient_ ? "; the channel is dropped" : ""),
                            index);
+        if (!arrays_present(na.mPositionKeys, na.mNumPositionKeys, label + ": mPositionKeys") ||
+            !arrays_present(na.mRotationKeys, na.mNumRotationKeys, label + ": mRotationKeys") ||
+            !arrays_present(na.mScalingKeys, na.mNumScalingKeys, label + ": mScalingKeys"))
+            return false;
+        if (!within(keys_used_,
+                    std::size_t{na.mPositionKeys ? na.mNumPositionKeys : 0u} +
+                        (na.mRotationKeys ? na.mNumRotationKeys : 0u) + (na.mScalingKeys ? na.mNumScalingKeys : 0u),
+                    opts_.max_keys, "max_keys", "keys"))
+            return false;
         channel ch;
         ch.joint = joint;
         bool ok = true;
@@ -639,7 +727,52 @@ private:
     std::vector<const aiNode*> nodes_; // per joint, its node
     scene out_;
     std::vector<error> warnings_;
+    bool too_many_warnings_ = false;
     error failure_;
+    // What the options' limits count.
+    std::size_t nodes_used_ = 0, meshes_used_ = 0, vertices_used_ = 0, keys_used_ = 0;
+};
+
+/// assimp's warnings and errors during one import (options::assimp_messages): a logger installed
+/// for the capture's lifetime when none is installed (assimp's logger is process-wide).
+class assimp_messages {
+public:
+    explicit assimp_messages(bool on) {
+        if (!on || !Assimp::DefaultLogger::isNullLogger()) return;
+        Assimp::DefaultLogger::create("", Assimp::Logger::NORMAL, 0);
+        // (The logger owns and deletes the streams attached to it.)
+        Assimp::DefaultLogger::get()->attachStream(new collector(messages_),
+                                                   Assimp::Logger::Warn | Assimp::Logger::Err);
+        installed_ = true;
+    }
+    ~assimp_messages() { stop(); }
+    assimp_messages(const assimp_messages&) = delete;
+    assimp_messages& operator=(const assimp_messages&) = delete;
+
+    /// Removes the logger; the messages stay.
+    void stop() {
+        if (installed_) Assimp::DefaultLogger::kill();
+        installed_ = false;
+    }
+    /// Each message without assimp's "Warn,  T0: " prefix and line end, at most 1000 of them.
+    const std::vector<std::string>& messages() const { return messages_; }
+
+private:
+    struct collector : Assimp::LogStream {
+        explicit collector(std::vector<std::string>& out) : out_(out) {}
+        void write(const char* message) override {
+            if (out_.size() >= 1000) return;
+            std::string m(message ? message : "");
+            const std::size_t colon = m.find(": ");
+            if (m.compare(0, 4, "Warn") == 0 || m.compare(0, 5, "Error") == 0)
+                if (colon != std::string::npos) m.erase(0, colon + 2);
+            while (!m.empty() && (m.back() == '\n' || m.back() == '\r')) m.pop_back();
+            out_.push_back(std::move(m));
+        }
+        std::vector<std::string>& out_;
+    };
+    std::vector<std::string> messages_;
+    bool installed_ = false;
 };
 
 inline status check_options(const options& o, const std::string& source) {
@@ -685,6 +818,7 @@ inline result<scene> load_scene(const std::string& path, const options& opts) {
     if (read_error)
         return keyblend::impl::make_error(errc::io_error, path + ": cannot read the file");
 
+    impl::assimp_messages log(opts.assimp_messages);
     Assimp::Importer importer;
     importer.SetPropertyBool(AI_CONFIG_IMPORT_NO_SKELETON_MESHES, true);
     importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_PRESERVE_PIVOTS, false);
@@ -716,10 +850,15 @@ inline result<scene> load_scene(const std::string& path, const options& opts) {
     if (s && s->mNumMeshes == 0)
         const_cast<aiScene*>(s)->mFlags |= AI_SCENE_FLAGS_INCOMPLETE;
     if (s) s = importer.ApplyPostProcessing(post_processing());
+    log.stop();
     if (!s)
         return keyblend::impl::make_error(errc::parse_error,
                                           path + ": assimp: " + importer.GetErrorString());
-    return from_scene(*s, opts, path);
+    result<scene> r = from_scene(*s, opts, path);
+    if (r)
+        for (const std::string& m : log.messages())
+            r->warnings.push_back(keyblend::impl::make_error(errc::parse_error, path + ": assimp: " + m));
+    return r;
 }
 
 } // namespace assimp

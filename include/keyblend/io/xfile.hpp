@@ -50,7 +50,10 @@
 // checked against what the rest of the input can hold before anything is allocated for it, every
 // step is near-linear (hash lookups for names and GUIDs, a line index for positions, O(n log n)
 // sorts), and load_options' limits (decompressed bytes, data objects, joints, meshes, vertices,
-// keys, warnings) end the load with an error naming the limit.
+// keys, warnings) end the load with an error naming the limit. Nothing recurses on the input's
+// depth: Frames nest through an explicit stack, as deep as max_joints allows; the other templates
+// the loader reads nest a fixed number of levels, and objects it skips are skipped by counting
+// braces.
 #pragma once
 
 #include "../clip.hpp"
@@ -72,20 +75,6 @@
 #define KEYBLEND_IO_FUNCTION inline
 #endif
 
-// The inline namespace naming the GLM memory layout (see the top of this file).
-#if GLM_CONFIG_ALIGNED_GENTYPES == GLM_ENABLE && defined(GLM_FORCE_DEFAULT_ALIGNED_GENTYPES)
-#if defined(GLM_FORCE_QUAT_DATA_WXYZ)
-#define KEYBLEND_IO_GLM_LAYOUT glm_aligned_wxyz
-#else
-#define KEYBLEND_IO_GLM_LAYOUT glm_aligned_xyzw
-#endif
-#else
-#if defined(GLM_FORCE_QUAT_DATA_WXYZ)
-#define KEYBLEND_IO_GLM_LAYOUT glm_packed_wxyz
-#else
-#define KEYBLEND_IO_GLM_LAYOUT glm_packed_xyzw
-#endif
-#endif
 
 namespace keyblend {
 namespace io {

@@ -599,25 +599,9 @@ KEYBLEND_IO_FUNCTION status decompress_xfile(const void* data, std::size_t size,
 
 KEYBLEND_IO_FUNCTION result<xfile> load_xfile(const std::string& path,
                                               const load_options& options) {
-    std::error_code ec;
-    const std::uintmax_t size = std::filesystem::file_size(path, ec);
-    if (ec)
-        return keyblend::impl::make_error(errc::io_error, path + ": cannot read: " + ec.message());
-    if (size > std::numeric_limits<std::size_t>::max() / 2)
-        return keyblend::impl::make_error(errc::io_error, path + ": too large to read into memory");
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr)
-        return keyblend::impl::make_error(errc::io_error,
-                                          path + ": cannot open: " + std::strerror(errno));
-    // Not zeroed: fread writes every byte that is read.
-    const auto n = static_cast<std::size_t>(size);
-    const std::unique_ptr<unsigned char[]> bytes(new unsigned char[std::max<std::size_t>(n, 1)]);
-    const std::size_t got = n == 0 ? 0 : std::fread(bytes.get(), 1, n, f);
-    const bool failed = std::ferror(f) != 0;
-    std::fclose(f);
-    if (failed || got != n)
-        return keyblend::impl::make_error(errc::io_error, path + ": read " + std::to_string(got) +
-                                                              " of " + std::to_string(n) + " bytes");
+    std::unique_ptr<unsigned char[]> bytes;
+    std::size_t n = 0;
+    if (status read = impl::read_whole_file(path, bytes, n); !read) return read.error();
     return load_xfile_memory(bytes.get(), n, options, path);
 }
 

@@ -42,6 +42,8 @@
 // "expected ..., found <describe()>" at offset().
 #pragma once
 
+#include "source.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -76,32 +78,6 @@ enum class token : unsigned char {
 inline std::uint32_t load_le32(const unsigned char* p) noexcept {
     return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
            (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
-}
-
-/// Appends at most `limit` characters of `s` (with "..." when cut), for messages; bytes outside
-/// printable ASCII (NUL included, which would cut a C string short) become \\xHH.
-inline void append_excerpt(std::string& out, std::string_view s, std::size_t limit = 40) {
-    for (std::size_t i = 0; i < s.size() && i < limit; ++i) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            static const char hex[] = "0123456789abcdef";
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-    if (s.size() > limit) out += "...";
-}
-
-/// "'name'" with at most `limit` characters of the name, escaped (see append_excerpt): names in
-/// messages never copy more than that of what the file says.
-inline std::string quoted_excerpt(std::string_view s, std::size_t limit = 64) {
-    std::string out = "'";
-    append_excerpt(out, s, limit);
-    out += "'";
-    return out;
 }
 
 /// A 64-bit float of a binary file as a float: out-of-range values become infinities (the

@@ -33,9 +33,6 @@ namespace io {
 inline namespace KEYBLEND_IO_GLM_LAYOUT {
 namespace impl {
 
-/// Nesting deeper than this is refused (the reader recurses once per level).
-inline constexpr std::size_t max_nesting = 256;
-
 inline constexpr std::size_t no_frame = static_cast<std::size_t>(-1);
 
 struct frame_record {
@@ -132,13 +129,6 @@ struct reference_to {
         append_excerpt(out, guid, 64);
         return out + ">";
     }
-};
-
-/// Problems of one kind in one object: the first is described, the others counted, so that a
-/// broken file gives one warning per object and kind, not one per value.
-struct tally {
-    std::size_t count = 0;
-    load_warning first;
 };
 
 template <class Lexer>
@@ -291,15 +281,7 @@ private:
 
     /// Reports a tally as one warning; false only when that is one warning too many.
     bool settle(tally& t, warning_action action, std::string_view consequence) {
-        if (t.count == 0) return true;
-        load_warning w = std::move(t.first);
-        w.message += "; ";
-        w.message += consequence;
-        if (t.count > 1)
-            w.message += " (" + std::to_string(t.count) + " such problems here; the first is named)";
-        w.action = action;
-        t = tally{};
-        return warn(std::move(w));
+        return t.count == 0 || warn(t.take(action, consequence));
     }
 
     /// Counts `add` more of something against a load_options limit; false (the load ends) past it.
@@ -510,9 +492,6 @@ private:
         if (!within(objects_, 1, options_.max_objects, "max_objects",
                     "data objects and Material references", h.offset))
             return false;
-        if (lex_.depth() > max_nesting)
-            return fail(errc::parse_error, h.offset,
-                        "data objects nested more than " + std::to_string(max_nesting) + " deep");
         h.guid.clear();
         if (lex_.peek() == token::guid && !lex_.read_guid(h.guid)) return expected("a GUID");
         return true;
@@ -531,29 +510,35 @@ private:
         return true;
     }
 
-    /// The rest of an object: nested objects (given to `child`, which returns false on failure),
-    /// references (given to `ref` with their offset), up to and including the closing '}'.
+    /// One item of an object's body: a nested object (given to `child`, which returns false on
+    /// failure), a reference (given to `ref` with its offset), or the closing '}' (consumed, and
+    /// `closed` set). False on failure.
+    template <class Child, class Ref>
+    bool body_item(Child&& child, Ref&& ref, bool& closed) {
+        closed = false;
+        switch (lex_.peek()) {
+        case token::close_brace: lex_.take_brace(); closed = true; return true;
+        case token::open_brace: {
+            reference_to r;
+            return reference(r) && ref(r);
+        }
+        case token::name: {
+            object_header h;
+            return header(h) && child(h);
+        }
+        case token::number:
+        case token::string:
+            return expected("'}' (more values than the counts before them declare)");
+        default: return expected("a nested data object, a reference or '}'");
+        }
+    }
+
+    /// The rest of an object, up to and including the closing '}' (see body_item).
     template <class Child, class Ref>
     bool body(Child&& child, Ref&& ref) {
-        for (;;) {
-            switch (lex_.peek()) {
-            case token::close_brace: lex_.take_brace(); return true;
-            case token::open_brace: {
-                reference_to r;
-                if (!reference(r) || !ref(r)) return false;
-                break;
-            }
-            case token::name: {
-                object_header h;
-                if (!header(h) || !child(h)) return false;
-                break;
-            }
-            case token::number:
-            case token::string:
-                return expected("'}' (more values than the counts before them declare)");
-            default: return expected("a nested data object, a reference or '}'");
-            }
-        }
+        for (bool closed = false; !closed;)
+            if (!body_item(child, ref, closed)) return false;
+        return true;
     }
 
     /// Skips an object whose '{' was just read.
@@ -587,7 +572,7 @@ private:
         if (t != token::name) return expected("a template or a data object");
         object_header h;
         if (!header(h)) return false;
-        if (h.type == "Frame") return nested(h, [&] { return frame(h, no_parent); });
+        if (h.type == "Frame") return frame(h, no_parent);
         if (h.type == "Mesh") return nested(h, [&] { return mesh(h, no_frame); });
         if (h.type == "Material")
             return nested(h, [&] {
@@ -604,31 +589,68 @@ private:
         return skip_object();
     }
 
-    bool frame(const object_header& h, joint_index parent) {
-        if (!within(frames_, 1, options_.max_joints, "max_joints", "frames", h.offset))
-            return false;
-        if (doc_.frames.size() >= static_cast<std::size_t>(std::numeric_limits<joint_index>::max()))
-            return fail(errc::unsupported, h.offset, "too many frames");
-        ++doc_.contents.frames;
-        const auto index = static_cast<joint_index>(doc_.frames.size());
-        doc_.frames.push_back(
-            {std::string(h.name), h.guid, parent, glm::mat4(1.0f), false, h.offset});
-        return body(
-            [&](const object_header& c) {
-                if (c.type == "FrameTransformMatrix")
-                    return nested(
-                        c, [&] { return frame_transform(c, static_cast<std::size_t>(index)); });
-                if (c.type == "Frame") return nested(c, [&] { return frame(c, index); });
-                if (c.type == "Mesh")
-                    return nested(c, [&] { return mesh(c, static_cast<std::size_t>(index)); });
-                return skip_object();
-            },
-            [&](const reference_to& ref) {
-                // D3DX would instance the referenced object here; keyblend does not.
-                note(frame_references_, errc::unsupported, ref.offset,
-                     [&] { return "the reference to " + ref.label() + " is ignored"; });
-                return true;
-            });
+    /// A Frame whose '{' was just read, and every Frame nested in it, through an explicit stack of
+    /// open frames: Frames nest as deep as load_options::max_joints allows, at no cost in call
+    /// depth. A failure inside a frame is handled as nested() handles one for its object: in
+    /// lenient mode (unless the input cannot be read on, or the load is halted), a warning, the
+    /// rest of that frame skipped, and its parent goes on; otherwise false.
+    bool frame(const object_header& top, joint_index parent) {
+        struct open_frame {
+            object_header header;
+            std::size_t index = 0; // in doc_.frames
+            std::size_t depth = 0; // the lexer's depth inside its '{'
+        };
+        std::vector<open_frame> open;
+        const std::string_view saved_type = type_, saved_name = name_;
+        // Records a frame whose '{' was just read, as the innermost open one.
+        const auto enter = [&](const object_header& h, joint_index p) {
+            open.push_back({h, 0, lex_.depth()});
+            type_ = h.type;
+            name_ = h.name;
+            if (!within(frames_, 1, options_.max_joints, "max_joints", "frames", h.offset))
+                return false;
+            if (doc_.frames.size() >= static_cast<std::size_t>(std::numeric_limits<joint_index>::max()))
+                return fail(errc::unsupported, h.offset, "too many frames");
+            ++doc_.contents.frames;
+            open.back().index = doc_.frames.size();
+            doc_.frames.push_back({std::string(h.name), h.guid, p, glm::mat4(1.0f), false, h.offset});
+            return true;
+        };
+        bool ok = enter(top, parent);
+        while (!open.empty()) {
+            if (!ok) {
+                if (!lenient_ || fatal_ || halted_) break;
+                ok = warn(dropped(std::move(error_), "the rest of the Frame is skipped"));
+                if (ok && !lex_.skip_to_depth(open.back().depth - 1))
+                    ok = expected("'}' closing the dropped object");
+                open.pop_back(); // (a failure now is the parent's: fatal or halted, it ends the load)
+                continue;
+            }
+            // One item of the innermost open frame's body.
+            const std::size_t index = open.back().index;
+            type_ = open.back().header.type;
+            name_ = open.back().header.name;
+            bool closed = false;
+            ok = body_item(
+                [&](const object_header& c) {
+                    if (c.type == "Frame") return enter(c, static_cast<joint_index>(index));
+                    if (c.type == "FrameTransformMatrix")
+                        return nested(c, [&] { return frame_transform(c, index); });
+                    if (c.type == "Mesh") return nested(c, [&] { return mesh(c, index); });
+                    return skip_object();
+                },
+                [&](const reference_to& ref) {
+                    // D3DX would instance the referenced object here; keyblend does not.
+                    note(frame_references_, errc::unsupported, ref.offset,
+                         [&] { return "the reference to " + ref.label() + " is ignored"; });
+                    return true;
+                },
+                closed);
+            if (ok && closed) open.pop_back();
+        }
+        type_ = saved_type;
+        name_ = saved_name;
+        return ok && open.empty();
     }
 
     bool frame_transform(const object_header& h, std::size_t index) {

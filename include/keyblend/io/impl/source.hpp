@@ -1,0 +1,106 @@
+// keyblend — what every loader does with its source: read a whole file, and quote what the file
+// says in messages without copying more of it than a message needs. Included by the loaders'
+// definitions; do not include directly.
+//
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "../../error.hpp"
+#include "../model.hpp" // KEYBLEND_IO_GLM_LAYOUT
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace keyblend {
+namespace io {
+inline namespace KEYBLEND_IO_GLM_LAYOUT {
+namespace impl {
+
+/// Appends at most `limit` characters of `s` (with "..." when cut), for messages; bytes outside
+/// printable ASCII (NUL included, which would cut a C string short) become \\xHH.
+inline void append_excerpt(std::string& out, std::string_view s, std::size_t limit = 40) {
+    for (std::size_t i = 0; i < s.size() && i < limit; ++i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            static const char hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    if (s.size() > limit) out += "...";
+}
+
+/// "'name'" with at most `limit` characters of the name, escaped (see append_excerpt): names in
+/// messages never copy more than that of what the file says.
+inline std::string quoted_excerpt(std::string_view s, std::size_t limit = 64) {
+    std::string out = "'";
+    append_excerpt(out, s, limit);
+    out += "'";
+    return out;
+}
+
+/// Problems of one kind in one place (an object, the frame rows): the first is described, the
+/// others counted, so that a broken file gives one warning per place and kind, not one per value.
+struct tally {
+    std::size_t count = 0;
+    load_warning first;
+
+    /// Counts one more; the first one's warning is made (only then) by `describe`.
+    template <class Describe>
+    void add(Describe&& describe) {
+        if (count++ == 0) first = describe();
+    }
+    /// The warning to report (when count > 0): the first problem's, ending with `consequence` and
+    /// the number of the others; the tally starts over.
+    load_warning take(warning_action action, std::string_view consequence) {
+        load_warning w = std::move(first);
+        w.message += "; ";
+        w.message += consequence;
+        if (count > 1) w.message += " (" + std::to_string(count) + " such problems here; the first is named)";
+        w.action = action;
+        *this = tally{};
+        return w;
+    }
+};
+
+/// The whole file at `path`, in one read: `bytes` (not zeroed: every byte is read) and `size`.
+/// errc::io_error, the message starting with the path, when it cannot be opened or read whole.
+inline status read_whole_file(const std::string& path, std::unique_ptr<unsigned char[]>& bytes,
+                              std::size_t& size) {
+    std::error_code ec;
+    const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
+    if (ec)
+        return keyblend::impl::make_error(errc::io_error, path + ": cannot read: " + ec.message());
+    if (file_size > std::numeric_limits<std::size_t>::max() / 2)
+        return keyblend::impl::make_error(errc::io_error, path + ": too large to read into memory");
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr)
+        return keyblend::impl::make_error(errc::io_error,
+                                          path + ": cannot open: " + std::strerror(errno));
+    const auto n = static_cast<std::size_t>(file_size);
+    bytes.reset(new unsigned char[n > 0 ? n : 1]);
+    const std::size_t got = n == 0 ? 0 : std::fread(bytes.get(), 1, n, f);
+    const bool failed = std::ferror(f) != 0;
+    std::fclose(f);
+    if (failed || got != n)
+        return keyblend::impl::make_error(errc::io_error, path + ": read " + std::to_string(got) +
+                                                              " of " + std::to_string(n) + " bytes");
+    size = n;
+    return {};
+}
+
+} // namespace impl
+} // namespace KEYBLEND_IO_GLM_LAYOUT
+} // namespace io
+} // namespace keyblend
