@@ -5,6 +5,7 @@
 
 #include "blend.hpp"
 #include "clip.hpp"
+#include "compress.hpp"
 #include "error.hpp"
 #include "ik.hpp"
 #include "key.hpp"
