@@ -277,24 +277,27 @@ private:
     // morph weights (weight_capacity_); which global sample each holds (-1: none).
     impl::aligned_floats samples_[2];
     std::int64_t sample_of_[2] = {-1, -1};
-    // Per padded joint: 1 where translation / rotation / scale steps (alpha 0), else 0; then per
-    // weight.
+    // Per padded joint: 1 where translation / rotation / scale interpolates, 0 where it steps
+    // (holds the earlier sample); then per weight.
     impl::aligned_floats steps_;
-    // Per stream group (translation, rotation, scale, weight), per pose lane: the compact index
-    // of the lane's varying track, or -1.
-    std::vector<std::int32_t> lane_track_[4];
-    // The decoding of two segments (which, codes in compact order: offsets, masks, scales,
-    // biases; dropped components; record bits).
+    // Per group (translation, rotation, scale, weight): the joint (weight) of each varying track.
+    std::vector<std::int32_t> track_joint_[4];
+    // The clip ranges, per component in component order (translations, scales, weights), and per
+    // rotation track for each of x, y, z, w: minimum, extent, and the extent's level (see
+    // impl/compress_format.hpp).
+    impl::aligned_floats range_min_, range_ext_, rotation_min_, rotation_ext_;
+    std::vector<std::int32_t> range_level_, rotation_level_;
+    // The decoding of two segments: in component order bit offsets in a record, masks, scales and
+    // biases; per rotation its dropped component (also as a float); the record's bits.
     struct segment_table {
         std::int64_t segment = -1;
         std::uint32_t record_bits = 0;
-        impl::aligned_floats scale, bias;
-        std::vector<std::uint32_t> offset, mask;
-        std::vector<unsigned char> drop;
+        impl::aligned_floats scale, bias, drop_f;
+        std::vector<std::int32_t> offset, mask, drop, top, track_width;
     };
     segment_table tables_[2];
     unsigned next_table_ = 0;
-    // Scratch: one decoded sample in compact order, then its rotations completed (x, y, z, w).
+    // Scratch: one decoded sample in component order, then its rotations completed (x, y, z, w).
     impl::aligned_floats compact_, rotations_;
 };
 
