@@ -278,7 +278,7 @@ private:
     impl::aligned_floats samples_[2];
     std::int64_t sample_of_[2] = {-1, -1};
     // Per padded joint: 1 where translation / rotation / scale interpolates, 0 where it steps
-    // (holds the earlier sample); then per weight.
+    // (holds the earlier sample) or does not vary (holds its value bit for bit); then per weight.
     impl::aligned_floats steps_;
     // Per group (translation, rotation, scale, weight): the joint (weight) of each varying track.
     std::vector<std::int32_t> track_joint_[4];

@@ -20,8 +20,10 @@
 //                       extent u16) over [-1, 1] (value = -1 + 2 m / 65535, extent 2 e / 65535);
 //                       weight (min f32, extent f32)
 //   spans               per span {f32 start, f32 end, u32 first sample, u32 sample count}: the
-//                       clip's time axis [0, end] cut at discontinuities; each span samples its
-//                       interval uniformly, both ends included
+//                       clip's time axis [0, end] in pieces, each sampled uniformly, both ends
+//                       included; a span starts with the sample after the last one of the span
+//                       before it (a discontinuity: that last sample is the value just before it)
+//                       or with that very sample (no discontinuity: the two share it)
 //   segment offsets     u32 per segment + 1: where each segment's records start in the data
 //   segment metadata    per segment: u8 per varying track (bits 0-4 the track's width w, 0..24;
 //                       bits 5-6 a rotation's dropped component), then u8 per component its

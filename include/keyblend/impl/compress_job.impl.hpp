@@ -139,62 +139,101 @@ struct compressor {
         }
     }
 
-    /// The spans' boundaries and the base sample interval (ticks).
+    /// Whether span i's end is a discontinuity (its last sample is the value just before it, and
+    /// the next span starts with a sample of its own) or not (the next span starts with it).
+    std::vector<unsigned char> jump_after;
+
+    /// The key grid's interval in ticks, or 0 when the keys lie on no grid of at most
+    /// max_sample_rate: whole ticks (their gcd), or float times that are all multiples of their
+    /// smallest spacing (seconds as ticks, as glTF writes them).
+    float key_grid(const std::vector<float>& keys) const {
+        bool whole = std::floor(end) == end && end <= max_exact_tick;
+        std::uint64_t g = static_cast<std::uint64_t>(end);
+        for (float t : keys) {
+            if (!(t >= 0.0f) || t > max_exact_tick || std::floor(t) != t) whole = false;
+            else g = std::gcd(g, static_cast<std::uint64_t>(t));
+        }
+        const double max_rate = static_cast<double>(settings.max_sample_rate);
+        if (whole && g > 0) return static_cast<double>(tps) / static_cast<double>(g) <= max_rate ? static_cast<float>(g) : 0.0f;
+        std::vector<float> sorted = keys;
+        sorted.push_back(0.0f);
+        sorted.push_back(end);
+        std::sort(sorted.begin(), sorted.end());
+        sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+        double d = INFINITY;
+        for (std::size_t i = 1; i < sorted.size(); ++i) d = std::min(d, static_cast<double>(sorted[i]) - static_cast<double>(sorted[i - 1]));
+        if (!(d > 0.0) || static_cast<double>(tps) / d > max_rate) return 0.0f;
+        for (float t : sorted) {
+            const double k = static_cast<double>(t) / d;
+            if (std::fabs(k - std::nearbyint(k)) > 1e-3) return 0.0f;
+        }
+        return static_cast<float>(d);
+    }
+
+    /// The spans: between discontinuities on a key grid; otherwise between every two key times
+    /// (where nothing jumps, neighbouring spans share their boundary's sample). `refine` gives
+    /// each span's sample count when the timeline is being refined.
     void build_spans(const std::vector<std::uint32_t>* refine) {
         end = std::max(c.duration, last_key_time(c));
-        // The key grid: the gcd of every key time and of the end, when all are whole ticks.
-        bool whole = true, any_key = false;
-        std::uint64_t g = static_cast<std::uint64_t>(end);
-        if (static_cast<float>(g) != end || end > max_exact_tick) whole = false;
-        std::vector<float> cuts, step_keys;
+        std::vector<float> keys, cuts, step_keys;
         for_each_key_track([&](const std::vector<float>& times, interpolation mode) {
             for (std::size_t k = 0; k < times.size(); ++k) {
-                const float t = times[k];
-                any_key = true;
-                if (!(t >= 0.0f) || t > max_exact_tick || std::floor(t) != t) whole = false;
-                else g = std::gcd(g, static_cast<std::uint64_t>(t));
-                if (k > 0 && times[k - 1] == t) cuts.push_back(t);
-                if (mode == interpolation::step) step_keys.push_back(t);
+                keys.push_back(times[k]);
+                if (k > 0 && times[k - 1] == times[k]) cuts.push_back(times[k]);
             }
+            if (mode == interpolation::step) step_keys.insert(step_keys.end(), times.begin(), times.end());
         });
-        float dt;
-        const bool grid = whole && g > 0 && static_cast<double>(tps) / static_cast<double>(g) <= static_cast<double>(settings.max_sample_rate);
-        if (grid) dt = static_cast<float>(g);
-        else if (!any_key) dt = end;
-        else dt = tps / settings.resample_rate;
-        std::vector<float> bounds = {0.0f};
-        for (float t : cuts)
-            if (t > 0.0f && t < end) bounds.push_back(t);
-        if (!grid)
-            for (float t : step_keys)
-                if (t > 0.0f && t < end) bounds.push_back(t);
-        bounds.push_back(end);
-        std::sort(bounds.begin(), bounds.end());
-        bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
-        const bool cut_at_end = end > 0.0f && std::find(cuts.begin(), cuts.end(), end) != cuts.end();
-        spans.clear();
-        std::uint32_t first = 0;
-        const auto add = [&](float a, float b, std::uint32_t n) {
-            spans.push_back({a, b, first, n});
-            first += n;
+        const float grid = key_grid(keys);
+        struct boundary {
+            float t;
+            bool jump;
         };
+        // On a grid only cuts break it (step keys are samples there, and step components hold
+        // theirs); off a grid every key bounds a span, step keys and cuts as jumps.
+        std::vector<boundary> bounds = {{0.0f, false}, {end, false}};
+        for (float t : cuts) bounds.push_back({t, true});
+        if (grid == 0.0f) {
+            for (float t : step_keys) bounds.push_back({t, true});
+            for (float t : keys) bounds.push_back({t, false});
+        }
+        std::sort(bounds.begin(), bounds.end(), [](const boundary& a, const boundary& b) { return a.t < b.t; });
+        std::vector<boundary> merged;
+        for (const boundary& b : bounds) {
+            if (b.t < 0.0f || b.t > end) continue;
+            if (!merged.empty() && merged.back().t == b.t) merged.back().jump = merged.back().jump || b.jump;
+            else merged.push_back(b);
+        }
+        const bool jump_at_end = end > 0.0f && merged.back().jump;
+        merged.back().jump = false;
+        spans.clear();
+        jump_after.clear();
+        std::uint32_t next = 0;
         if (end <= 0.0f) {
-            add(0.0f, 0.0f, 1);
-        } else {
-            for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
-                const double steps = std::ceil(static_cast<double>(bounds[i + 1] - bounds[i]) / static_cast<double>(dt) - 1e-3);
-                std::uint32_t n = static_cast<std::uint32_t>(std::max(1.0, std::min(steps, 1e7))) + 1;
-                if (refine && spans.size() < refine->size()) n = std::max(n, (*refine)[spans.size()]);
-                add(bounds[i], bounds[i + 1], n);
-            }
-            if (cut_at_end) add(end, end, 1);
+            spans.push_back({0.0f, 0.0f, 0, 1});
+            jump_after.push_back(0);
+            return;
+        }
+        const float dt = grid != 0.0f ? grid : INFINITY;
+        for (std::size_t i = 0; i + 1 < merged.size(); ++i) {
+            const double steps = std::ceil(static_cast<double>(merged[i + 1].t - merged[i].t) / static_cast<double>(dt) - 1e-3);
+            std::uint32_t n = static_cast<std::uint32_t>(std::max(1.0, std::min(steps, 1e7))) + 1;
+            if (refine && spans.size() < refine->size()) n = std::max(n, (*refine)[spans.size()]);
+            const bool shared = i > 0 && !merged[i].jump;
+            const std::uint32_t first = shared ? next - 1 : next;
+            spans.push_back({merged[i].t, merged[i + 1].t, first, n});
+            jump_after.push_back(merged[i + 1].jump || (i + 2 == merged.size() && jump_at_end) ? 1 : 0);
+            next = first + n;
+        }
+        if (jump_at_end) {
+            spans.push_back({end, end, next, 1});
+            jump_after.push_back(0);
         }
     }
 
     float sample_time_of(std::size_t span, std::uint32_t k) const {
         const cc::span_record& r = spans[span];
         if (r.count == 1) return r.start;
-        if (k + 1 == r.count) return span + 1 < spans.size() ? std::nextafter(r.end, -INFINITY) : r.end;
+        if (k + 1 == r.count) return jump_after[span] ? std::nextafter(r.end, -INFINITY) : r.end;
         const float dt = (r.end - r.start) / static_cast<float>(r.count - 1);
         return r.start + static_cast<float>(k) * dt;
     }
@@ -217,6 +256,7 @@ struct compressor {
         for (std::size_t i = 0; i < spans.size(); ++i)
             for (std::uint32_t k = 0; k < spans[i].count; ++k) {
                 const std::uint32_t g = spans[i].first + k;
+                if (k == 0 && i > 0 && g < spans[i - 1].first + spans[i - 1].count) continue; // (shared)
                 sample_time[g] = sample_time_of(i, k);
                 (void)sample_clip(c, s, sample_time[g], ctx, pose);
                 for (std::size_t j = 0; j < J; ++j) raw[g * J + j] = pose.get(j);
@@ -404,11 +444,21 @@ struct compressor {
                 bind_dev[1] = std::max(bind_dev[1], angle(t.rotation, bind.rotation));
                 bind_dev[2] = std::max(bind_dev[2], glm::length(t.scale - bind.scale));
             }
-            k.translation = (lo[0] + hi[0]) * 0.5f;
-            k.scale = (lo[1] + hi[1]) * 0.5f;
+            // A component that is the same in every sample keeps that value exactly; others the
+            // middle of their range (the rotations' mean direction).
+            bool same[3] = {true, true, true};
+            for (std::size_t g = 1; g < n; ++g) {
+                const transform& t = raw[g * J + j];
+                same[0] = same[0] && t.translation == raw[j].translation;
+                same[1] = same[1] && t.rotation == raw[j].rotation;
+                same[2] = same[2] && t.scale == raw[j].scale;
+            }
+            k.translation = same[0] && n ? raw[j].translation : (lo[0] + hi[0]) * 0.5f;
+            k.scale = same[2] && n ? raw[j].scale : (lo[1] + hi[1]) * 0.5f;
             const float mean_len = glm::length(mean);
-            k.rotation = mean_len > 0.0f ? make_quat(mean.w / mean_len, mean.x / mean_len, mean.y / mean_len, mean.z / mean_len)
-                                         : bind.rotation;
+            k.rotation = same[1] && n    ? raw[j].rotation
+                         : mean_len > 0.0f ? make_quat(mean.w / mean_len, mean.x / mean_len, mean.y / mean_len, mean.z / mean_len)
+                                           : bind.rotation;
             float dev[3] = {0.0f, 0.0f, 0.0f};
             for (std::size_t g = 0; g < n; ++g) {
                 const transform& t = raw[g * J + j];
@@ -420,15 +470,7 @@ struct compressor {
             const float weight[3] = {parent_scale[j], lever[j], scale_lever};
             for (unsigned g = 0; g < 3; ++g) {
                 if (bind_dev[g] * weight[g] <= tol) kind[g][j] = cc::kind_default;
-                else if (dev[g] * weight[g] <= tol) kind[g][j] = cc::kind_constant;
-            }
-            // A whole-number-exact constant is kept exactly (a track holding one key).
-            if (kind[0][j] == cc::kind_constant && n > 0) k.translation = exact_if_constant(j, 0, k.translation);
-            if (kind[2][j] == cc::kind_constant && n > 0) k.scale = exact_if_constant(j, 2, k.scale);
-            if (kind[1][j] == cc::kind_constant && n > 0) {
-                bool same = true;
-                for (std::size_t g = 1; g < n && same; ++g) same = raw[g * J + j].rotation == raw[j].rotation;
-                if (same) k.rotation = raw[j].rotation;
+                else if (same[g] || dev[g] * weight[g] <= tol) kind[g][j] = cc::kind_constant;
             }
         }
         for (std::size_t w = 0; w < W; ++w) {
@@ -449,13 +491,6 @@ struct compressor {
         for (unsigned g = 0; g < 4; ++g)
             for (std::size_t j = 0; j < step[g].size(); ++j)
                 if (kind[g][j] != cc::kind_varying) step[g][j] = 0;
-    }
-
-    glm::vec3 exact_if_constant(std::size_t j, unsigned g, const glm::vec3& fallback) const {
-        const glm::vec3& first = g == 0 ? raw[j].translation : raw[j].scale;
-        for (std::size_t i = 1; i < sample_time.size(); ++i)
-            if ((g == 0 ? raw[i * J + j].translation : raw[i * J + j].scale) != first) return fallback;
-        return first;
     }
 
     // ------------------------------------------------------------------------------------------

@@ -87,7 +87,8 @@ struct compressed_sampler {
             if (kind_of[2] == cc::kind_constant) value.scale = vector();
             for (unsigned g = 0; g < 3; ++g) {
                 if (kind_of[g] == cc::kind_varying) c.track_joint_[g].push_back(static_cast<std::int32_t>(j));
-                steps[g * cap + j] = (kinds >> (6 + g)) & 1u ? 0.0f : 1.0f;
+                // Only varying components interpolate: the others hold their value bit for bit.
+                steps[g * cap + j] = kind_of[g] == cc::kind_varying && !((kinds >> (6 + g)) & 1u) ? 1.0f : 0.0f;
             }
             const float v[stream_count] = {value.translation.x, value.translation.y, value.translation.z,
                                            value.rotation.x,    value.rotation.y,    value.rotation.z,
@@ -98,13 +99,15 @@ struct compressed_sampler {
         float* weights = first + stream_count * cap;
         for (std::size_t w = 0; w < c.weight_capacity_; ++w) {
             float value = 0.0f;
-            float step = 1.0f;
+            float step = 0.0f;
             if (w < c.weights_) {
                 const unsigned char k = c.data_[l.h.off_weight_kinds + w];
                 value = s.bind_morph_weights()[w];
                 if ((k & 3u) == cc::kind_constant) value = constant();
-                if ((k & 3u) == cc::kind_varying) c.track_joint_[3].push_back(static_cast<std::int32_t>(w));
-                if ((k >> 2) & 1u) step = 0.0f;
+                if ((k & 3u) == cc::kind_varying) {
+                    c.track_joint_[3].push_back(static_cast<std::int32_t>(w));
+                    step = (k >> 2) & 1u ? 0.0f : 1.0f;
+                }
             }
             weights[w] = value;
             steps[3 * cap + w] = step;
@@ -271,6 +274,9 @@ struct compressed_sampler {
         t.record_bits = static_cast<std::uint32_t>(at);
         t.segment = seg;
     }
+
+    /// One of the context's two tables (the tests build tables into it with each lane type).
+    static context::segment_table& table_slot(context& c, unsigned i) { return c.tables_[i & 1u]; }
 
     /// The decoding table of segment `seg`, built into one of the context's two when neither holds
     /// it.

@@ -169,9 +169,13 @@ inline result<clip_layout> validate_blob(const unsigned char* p, std::size_t n) 
         if (!is_finite(r.start) || !is_finite(r.end)) return c::fail(errc::non_finite, at, "a span time is not finite");
         if (r.end < r.start || (s > 0 && r.start != previous_end))
             return c::fail(errc::parse_error, at, "span " + std::to_string(s) + " does not follow the one before it");
-        if (r.first != samples || r.count == 0 || r.count > h.sample_count - samples || (r.count == 1) != (r.start == r.end))
+        // A span starts after the one before it, or with its last sample (a boundary where nothing
+        // jumps).
+        const bool shared = s > 0 && std::uint64_t(r.first) + 1 == samples;
+        if ((r.first != samples && !shared) || r.count == 0 || r.count > h.sample_count - r.first ||
+            (r.count == 1) != (r.start == r.end))
             return c::fail(errc::parse_error, at, "span " + std::to_string(s) + ": bad samples");
-        samples += r.count;
+        samples = std::uint64_t(r.first) + r.count;
         previous_end = r.end;
     }
     if (samples != h.sample_count) return c::fail(errc::parse_error, h.off_spans, "the spans do not hold every sample");
