@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace keyblend {
@@ -160,7 +161,7 @@ struct compressor {
         sorted.push_back(end);
         std::sort(sorted.begin(), sorted.end());
         sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-        double d = INFINITY;
+        double d = std::numeric_limits<double>::infinity();
         for (std::size_t i = 1; i < sorted.size(); ++i) d = std::min(d, static_cast<double>(sorted[i]) - static_cast<double>(sorted[i - 1]));
         if (!(d > 0.0) || static_cast<double>(tps) / d > max_rate) return 0.0f;
         for (float t : sorted) {
