@@ -11,6 +11,7 @@
 #include "key.hpp"
 #include "math.hpp"
 #include "motion.hpp"
+#include "package.hpp"
 #include "player.hpp"
 #include "pose.hpp"
 #include "sample.hpp"
