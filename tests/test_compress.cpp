@@ -204,7 +204,7 @@ TEST_CASE("compress: scales near zero, negative and mirrored keep the bound") {
     compress_within(c, s, bound(1e-4f, 0.05f));
 }
 
-TEST_CASE("compress: bind-pose components are not stored and come back exactly; constant ones are stored once, exactly") {
+TEST_CASE("compress: bind-pose components are not stored and come back exactly - constant ones are stored once, exactly") {
     const skeleton s = chain(5, 1.0f);
     clip c;
     c.ticks_per_second = tps;
@@ -415,7 +415,7 @@ TEST_CASE("compress: morph weights, step weights and their bound in weight units
     CHECK(p.morph_weights()[2] == doctest::Approx(1.0f).epsilon(1e-3));
 }
 
-TEST_CASE("compress: matrix keys compress as TRS; keys with shear are reported") {
+TEST_CASE("compress: matrix keys compress as TRS - keys with shear are reported") {
     const skeleton s = chain(3, 1.0f);
     clip c;
     c.ticks_per_second = tps;
@@ -691,7 +691,7 @@ TEST_CASE("compress: the compressed clip carries the clip's name, times, user ch
     CHECK(e.motion.rotation.values() == c.motion.rotation.values());
 }
 
-TEST_CASE("compress: the same clip compresses to the same bytes; copies and views share them or own them") {
+TEST_CASE("compress: the same clip compresses to the same bytes - copies and views share them or own them") {
     const skeleton s = chain(5, 1.0f);
     clip c;
     c.ticks_per_second = tps;
@@ -727,7 +727,7 @@ TEST_CASE("compress: the same clip compresses to the same bytes; copies and view
     for (std::size_t j = 0; j < s.size(); ++j) CHECK(bit_equal(p1.get(j), p2.get(j)));
 }
 
-TEST_CASE("compress: compress_job::validate names the bad setting; run() leaves the output alone on an error") {
+TEST_CASE("compress: compress_job::validate names the bad setting - run() leaves the output alone on an error") {
     const skeleton s = chain(3, 1.0f);
     clip c;
     channel ch;

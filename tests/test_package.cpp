@@ -157,7 +157,7 @@ TEST_CASE("package: crc32c is CRC-32C (the standard check values)") {
     CHECK(crc32c(a.data(), 1000) == crc32c(a.data() + 3, 997, crc32c(a.data(), 3)));
 }
 
-TEST_CASE("package: the skeleton, the clips and the meshes come back; clips sample as compressed alone, bit for bit") {
+TEST_CASE("package: the skeleton, the clips and the meshes come back - clips sample as compressed alone, bit for bit") {
     const skeleton s = small_skeleton();
     const clip walk = small_clip(s, "walk", 0.0f), wave = small_clip(s, "wave", 1.0f);
     const io::mesh narrow = full_mesh(s, 5), wide = full_mesh(s, 300);

@@ -197,6 +197,9 @@ public:
     /// The joints and morph weights of the skeleton it was compressed for.
     std::size_t joint_count() const noexcept { return layout_.h.joint_count; }
     std::size_t morph_weight_count() const noexcept { return layout_.h.morph_weight_total; }
+    /// True when the clip stores joint j's translation, rotation or scale (constant or varying):
+    /// what a plain clip's channel for j is to blending in matrix space. False for j out of range.
+    bool animates(std::size_t joint) const;
     /// The bound and the error measured when it was compressed.
     compressed_stats stats() const;
     /// A plain clip with this clip's name, duration, ticks per second, wrap mode, user channels,

@@ -214,6 +214,11 @@ inline std::string_view compressed_clip::name() const {
     return std::string_view(reinterpret_cast<const char*>(data_ + layout_.h.off_name), layout_.h.name_size);
 }
 
+inline bool compressed_clip::animates(std::size_t joint) const {
+    if (!data_ || joint >= layout_.h.joint_count) return false;
+    return (impl::cc::joint_kinds(layout_, data_, joint) & 0x3fu) != 0;
+}
+
 inline compressed_stats compressed_clip::stats() const {
     compressed_stats s;
     const impl::cc::clip_header& h = layout_.h;
