@@ -149,7 +149,8 @@ public:
     result<skeleton> make_skeleton() const;
 
     std::size_t clip_count() const noexcept { return clips_; }
-    /// Clip i, viewing the package's bytes (no allocation). Precondition: i < clip_count().
+    /// Clip i, viewing the package's bytes (O(1): checked when the package was opened; no
+    /// allocation). Empty for i >= clip_count().
     compressed_clip clip(std::size_t i) const;
     /// The index of the clip named exactly `name`, or clip_count().
     std::size_t find_clip(std::string_view name) const;

@@ -31,6 +31,16 @@ struct compressed_access {
         out.size_ = n;
         return out;
     }
+    /// A view of bytes validate_blob accepted before (a package's clips, checked when the package
+    /// was opened): the header read and the layout derived, nothing checked again.
+    static compressed_clip view_validated(const unsigned char* p, std::size_t n) {
+        compressed_clip out;
+        std::memcpy(&out.layout_.h, p, sizeof out.layout_.h);
+        cc::derive_layout(out.layout_);
+        out.data_ = p;
+        out.size_ = n;
+        return out;
+    }
     static const cc::clip_layout& layout(const compressed_clip& c) { return c.layout_; }
 };
 
@@ -38,7 +48,7 @@ struct compressed_access {
 /// parents, names, bind-pose matrices (bit for bit) and morph weights. A clip compressed for one
 /// skeleton samples only with a skeleton of the same fingerprint.
 inline std::uint32_t skeleton_fingerprint(const skeleton& s) {
-    cc::fnv1a f;
+    cc::hasher f;
     f.value(static_cast<std::uint64_t>(s.size()));
     for (std::size_t j = 0; j < s.size(); ++j) {
         f.value(static_cast<std::int32_t>(s.parent(j)));

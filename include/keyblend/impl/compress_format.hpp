@@ -61,6 +61,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__SSE4_2__) && !defined(KEYBLEND_NO_INTRINSICS) && (defined(__x86_64__) || defined(_M_X64))
+#include <nmmintrin.h>
+#endif
+
 namespace keyblend {
 namespace impl {
 namespace cc {
@@ -121,14 +125,18 @@ inline bool host_is_little_endian() {
     return b == 1;
 }
 
-/// floor(log2(v)) of a positive integer.
+/// floor(log2(v)) of a positive integer (-1 for 0).
 inline int ilog2(std::uint32_t v) {
+#if defined(__GNUC__) || defined(__clang__)
+    return v ? 31 - __builtin_clz(v) : -1;
+#else
     int l = -1;
     while (v) {
         v >>= 1;
         ++l;
     }
     return l;
+#endif
 }
 /// The biased binary exponent of a float's bits (0 for zero and subnormals).
 inline int float_exponent(float v) {
@@ -179,6 +187,9 @@ struct clip_range {
     float min = 0.0f, extent = 0.0f;
     int exponent = 0; // meaningful where extent > 0
 };
+/// With Values false, a rotation range's min and extent are not computed (extent is 1 where the
+/// range is not empty): what widths alone need.
+template <bool Values = true>
 inline clip_range read_clip_range(const clip_layout& l, const unsigned char* blob, unsigned g, std::uint32_t i,
                                   unsigned k) {
     const unsigned char* p = blob + l.h.off_ranges + l.range_base[g];
@@ -186,8 +197,12 @@ inline clip_range read_clip_range(const clip_layout& l, const unsigned char* blo
     if (g == group_rotation) {
         p += std::size_t(i) * 16 + k * 4;
         const std::uint16_t m = read<std::uint16_t>(p), e = read<std::uint16_t>(p + 2);
-        r.min = rotation_range_min(m);
-        r.extent = rotation_range_extent(e);
+        if constexpr (Values) {
+            r.min = rotation_range_min(m);
+            r.extent = rotation_range_extent(e);
+        } else {
+            r.extent = e ? 1.0f : 0.0f;
+        }
         r.exponent = e ? ilog2(e) : 0;
     } else {
         p += std::size_t(i) * (g == group_weight ? 8 : 24) + k * 8;
@@ -213,11 +228,13 @@ inline unsigned kept_component(unsigned drop, unsigned k) { return k < drop ? k 
 /// component order, and drop(rotation track, dropped component) for every rotation: the one
 /// definition of widths and dequantisation that validation, the compressor and every sampler path
 /// use. Returns the record's width in bits.
-template <class F, class Drop>
+/// With Values false, only the widths are computed (bias and scale are 0): what validation needs.
+template <bool Values = true, class F, class Drop>
 std::uint64_t for_each_code(const clip_layout& l, const unsigned char* blob, const unsigned char* meta, F&& f,
                             Drop&& drop_of) {
     const unsigned char* mins = meta + l.tracks;
     const unsigned char* exts = mins + l.components;
+    (void)mins;
     std::uint64_t bits = 0;
     for (unsigned g = 0; g < 4; ++g) {
         const std::uint32_t n = l.h.varying[g];
@@ -233,7 +250,7 @@ std::uint64_t for_each_code(const clip_layout& l, const unsigned char* blob, con
             int top = -1000;
             for (unsigned k = 0; k < dims; ++k) {
                 const std::uint32_t c = l.component_base[g] + k * n + i;
-                r[k] = read_clip_range(l, blob, g, i, g == group_rotation ? kept_component(drop, k) : k);
+                r[k] = read_clip_range<Values>(l, blob, g, i, g == group_rotation ? kept_component(drop, k) : k);
                 live[k] = exts[c] != 0 && r[k].extent > 0.0f;
                 if (live[k]) {
                     level[k] = r[k].exponent + ilog2(exts[c]);
@@ -244,9 +261,11 @@ std::uint64_t for_each_code(const clip_layout& l, const unsigned char* blob, con
                 const std::uint32_t c = l.component_base[g] + k * n + i;
                 component_code out;
                 out.width = live[k] ? static_cast<unsigned>(std::max(0, w - (top - level[k]))) : 0u;
-                out.bias = r[k].min + r[k].extent * (static_cast<float>(mins[c]) / 255.0f);
-                const float ext = r[k].extent * (static_cast<float>(exts[c]) / 255.0f);
-                out.scale = out.width ? ext / static_cast<float>((1u << out.width) - 1u) : 0.0f;
+                if constexpr (Values) {
+                    out.bias = r[k].min + r[k].extent * (static_cast<float>(mins[c]) / 255.0f);
+                    const float ext = r[k].extent * (static_cast<float>(exts[c]) / 255.0f);
+                    out.scale = out.width ? ext / static_cast<float>((1u << out.width) - 1u) : 0.0f;
+                }
                 bits += out.width;
                 f(c, out);
             }
@@ -272,16 +291,105 @@ inline float complete_quaternion(float a, float b, float c) {
     return std::sqrt(std::max(0.0f, 1.0f - (a * a + b * b + c * c)));
 }
 
-/// A 32-bit FNV-1a hash.
-struct fnv1a {
-    std::uint32_t h = 2166136261u;
-    void bytes(const void* p, std::size_t n) {
-        const unsigned char* b = static_cast<const unsigned char*>(p);
-        for (std::size_t i = 0; i < n; ++i) {
-            h ^= b[i];
-            h *= 16777619u;
+/// Slice-by-8 tables of the reflected Castagnoli polynomial 0x82F63B78.
+struct crc_tables {
+    std::uint32_t t[8][256];
+    constexpr crc_tables() : t{} {
+        for (std::uint32_t i = 0; i < 256; ++i) {
+            std::uint32_t c = i;
+            for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1u) ? 0x82F63B78u : 0u);
+            t[0][i] = c;
+        }
+        for (std::uint32_t i = 0; i < 256; ++i)
+            for (int k = 1; k < 8; ++k) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xffu];
+    }
+};
+inline const crc_tables& crc_table() {
+    static constexpr crc_tables tables;
+    return tables;
+}
+
+/// CRC-32C is linear: the register after a block that started from state s is shift(s) xor the
+/// register after the same block started from 0, where shift appends the block's length of zero
+/// bytes. So three blocks can run as three independent streams (the crc32 instruction's latency
+/// is three times its throughput) and be joined: shift(shift(c0) ^ c1) ^ c2. shift for
+/// `stream_block` bytes, as four byte tables of the 32x32 GF(2) operator (built by squaring the
+/// one-bit operator).
+inline constexpr std::size_t stream_block = 4096;
+struct crc_shift_tables {
+    std::uint32_t t[4][256];
+    static std::uint32_t apply(const std::uint32_t* m, std::uint32_t v) {
+        std::uint32_t r = 0;
+        for (int i = 0; v; ++i, v >>= 1)
+            if (v & 1u) r ^= m[i];
+        return r;
+    }
+    static void square(std::uint32_t* m) {
+        std::uint32_t out[32];
+        for (int i = 0; i < 32; ++i) out[i] = apply(m, m[i]);
+        std::memcpy(m, out, sizeof out);
+    }
+    crc_shift_tables() : t{} {
+        std::uint32_t m[32]; // one zero bit: v >> 1, xor the polynomial where the low bit was set
+        m[0] = 0x82F63B78u;
+        for (int i = 1; i < 32; ++i) m[i] = 1u << (i - 1);
+        for (std::size_t bits = 1; bits < 8 * stream_block; bits *= 2) square(m);
+        for (int k = 0; k < 4; ++k)
+            for (std::uint32_t b = 0; b < 256; ++b) t[k][b] = apply(m, b << (8 * k));
+    }
+    std::uint32_t shift(std::uint32_t c) const {
+        return t[0][c & 0xffu] ^ t[1][(c >> 8) & 0xffu] ^ t[2][(c >> 16) & 0xffu] ^ t[3][c >> 24];
+    }
+};
+inline const crc_shift_tables& crc_shift() {
+    static const crc_shift_tables tables;
+    return tables;
+}
+
+/// CRC-32C (see keyblend::crc32c in package.hpp).
+inline std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc) noexcept {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    std::uint32_t c = ~crc;
+#if defined(__SSE4_2__) && !defined(KEYBLEND_NO_INTRINSICS) && (defined(__x86_64__) || defined(_M_X64))
+    constexpr std::size_t block = stream_block;
+    const auto word = [](const unsigned char* q) {
+        std::uint64_t w;
+        std::memcpy(&w, q, sizeof w);
+        return w;
+    };
+    if (size >= 3 * block) {
+        const crc_shift_tables& shift = crc_shift();
+        for (; size >= 3 * block; p += 3 * block, size -= 3 * block) {
+            std::uint64_t c0 = c, c1 = 0, c2 = 0;
+            for (std::size_t i = 0; i < block; i += 8) {
+                c0 = _mm_crc32_u64(c0, word(p + i));
+                c1 = _mm_crc32_u64(c1, word(p + block + i));
+                c2 = _mm_crc32_u64(c2, word(p + 2 * block + i));
+            }
+            c = shift.shift(shift.shift(static_cast<std::uint32_t>(c0)) ^ static_cast<std::uint32_t>(c1)) ^
+                static_cast<std::uint32_t>(c2);
         }
     }
+    std::uint64_t c64 = c;
+    for (; size >= 8; p += 8, size -= 8) c64 = _mm_crc32_u64(c64, word(p));
+    c = static_cast<std::uint32_t>(c64);
+    for (; size; ++p, --size) c = _mm_crc32_u8(c, *p);
+#else
+    const auto& t = crc_table().t;
+    for (; size >= 8; p += 8, size -= 8) {
+        const std::uint32_t lo = c ^ (std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24);
+        c = t[7][lo & 0xffu] ^ t[6][(lo >> 8) & 0xffu] ^ t[5][(lo >> 16) & 0xffu] ^ t[4][lo >> 24] ^ t[3][p[4]] ^
+            t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+    }
+    for (; size; ++p, --size) c = (c >> 8) ^ t[0][(c ^ *p) & 0xffu];
+#endif
+    return ~c;
+}
+
+/// A running CRC-32C of what is given (the skeletons' fingerprints).
+struct hasher {
+    std::uint32_t h = 0;
+    void bytes(const void* p, std::size_t n) { h = crc32c(p, n, h); }
     template <class T>
     void value(const T& v) {
         bytes(&v, sizeof v);

@@ -205,7 +205,7 @@ inline result<clip_layout> validate_blob(const unsigned char* p, std::size_t n) 
             if (unsigned(meta[l.tracks + k]) + meta[l.tracks + l.components + k] > 255u)
                 return c::fail(errc::parse_error, meta_at + l.tracks + k, "segment " + std::to_string(s) + ": a range past the clip's");
         const std::uint64_t bits =
-            for_each_code(l, p, meta, [](std::uint32_t, const component_code&) {}, [](std::uint32_t, unsigned) {});
+            for_each_code<false>(l, p, meta, [](std::uint32_t, const component_code&) {}, [](std::uint32_t, unsigned) {});
         const std::uint64_t count = std::min<std::uint64_t>(h.segment_length, h.sample_count - std::uint64_t(s) * h.segment_length);
         const std::uint32_t from = read<std::uint32_t>(p + h.off_segments + 4ull * s);
         const std::uint32_t to = read<std::uint32_t>(p + h.off_segments + 4ull * (s + 1));

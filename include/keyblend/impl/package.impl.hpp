@@ -30,9 +30,6 @@
 #include <cstring>
 #include <string>
 
-#if defined(__SSE4_2__) && !defined(KEYBLEND_NO_INTRINSICS)
-#include <nmmintrin.h>
-#endif
 
 namespace keyblend {
 namespace impl {
@@ -50,24 +47,6 @@ inline constexpr std::uint64_t max_vertices = 1u << 28;
 
 using cc::read;
 using cc::write;
-
-/// Slice-by-8 tables of the reflected Castagnoli polynomial 0x82F63B78.
-struct crc_tables {
-    std::uint32_t t[8][256];
-    constexpr crc_tables() : t{} {
-        for (std::uint32_t i = 0; i < 256; ++i) {
-            std::uint32_t c = i;
-            for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1u) ? 0x82F63B78u : 0u);
-            t[0][i] = c;
-        }
-        for (std::uint32_t i = 0; i < 256; ++i)
-            for (int k = 1; k < 8; ++k) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xffu];
-    }
-};
-inline const crc_tables& crc_table() {
-    static constexpr crc_tables tables;
-    return tables;
-}
 
 /// The checker's error: the place and what is wrong.
 inline error fail(errc code, const std::string& where, std::size_t at, const std::string& what) {
@@ -152,7 +131,7 @@ inline mesh_fields read_mesh(const unsigned char* m) {
 
 /// skeleton_fingerprint (impl/compress.impl.hpp) of the package's skeleton, without building it.
 inline std::uint32_t fingerprint(const unsigned char* s, const skeleton_fields& f) {
-    cc::fnv1a h;
+    cc::hasher h;
     h.value(static_cast<std::uint64_t>(f.joints));
     const unsigned char* names = s + f.off_names;
     for (std::uint32_t j = 0; j < f.joints; ++j) {
@@ -225,6 +204,28 @@ inline status check_skeleton(const unsigned char* s, std::size_t base, std::uint
     return {};
 }
 
+/// The largest of `count` little-endian T at p (16-byte aligned: validated). Blocks of 64 bytes
+/// copied out first, so that the compiler vectorizes the maximum whatever T is.
+template <class T>
+std::uint32_t largest_index(const unsigned char* p, std::uint64_t count) {
+    constexpr std::size_t per_block = 64 / sizeof(T);
+    T block[per_block];
+    T largest[per_block] = {};
+    std::uint64_t i = 0;
+    for (; i + per_block <= count; i += per_block) {
+        std::memcpy(block, p + i * sizeof(T), sizeof block);
+        for (std::size_t k = 0; k < per_block; ++k) largest[k] = block[k] > largest[k] ? block[k] : largest[k];
+    }
+    T out = 0;
+    for (std::size_t k = 0; k < per_block; ++k) out = largest[k] > out ? largest[k] : out;
+    for (; i < count; ++i) {
+        T v;
+        std::memcpy(&v, p + i * sizeof(T), sizeof v);
+        out = v > out ? v : out;
+    }
+    return out;
+}
+
 inline status check_mesh(const unsigned char* m, std::size_t base, std::uint64_t size, std::size_t index,
                          std::uint32_t joints) {
     const std::string where = "mesh " + std::to_string(index);
@@ -265,15 +266,22 @@ inline status check_mesh(const unsigned char* m, std::size_t base, std::uint64_t
     if (status st = check_arrays(where, base, size, mesh_header, arrays, sizeof arrays / sizeof arrays[0]); !st) return st;
     if (f.strings_size == 0 || !check_strings(m + f.off_strings, f.strings_size, strings))
         return fail(errc::parse_error, where, base + f.off_strings, "malformed strings");
-    for (std::uint32_t i = 0; i < f.indices; ++i)
-        if (read<std::uint32_t>(m + f.off_indices + 4ull * i) >= n)
-            return fail(errc::parse_error, where, base + f.off_indices + 4ull * i, "triangle corner " + std::to_string(i) + " out of range");
-    for (std::uint64_t i = 0; i < n * f.k; ++i) {
-        const std::uint32_t b = f.index_size == 1 ? m[f.off_skin_joints + i] : read<std::uint16_t>(m + f.off_skin_joints + 2 * i);
-        if (b >= f.bones)
-            return fail(errc::parse_error, where, base + f.off_skin_joints + i * f.index_size,
-                        "vertex " + std::to_string(i / f.k) + ": bone " + std::to_string(b) + " out of range");
-    }
+    // (The largest index first, a loop the compiler vectorizes; the first bad one only on failure.)
+    if (f.indices && largest_index<std::uint32_t>(m + f.off_indices, f.indices) >= n)
+        for (std::uint32_t i = 0; i < f.indices; ++i)
+            if (read<std::uint32_t>(m + f.off_indices + 4ull * i) >= n)
+                return fail(errc::parse_error, where, base + f.off_indices + 4ull * i, "triangle corner " + std::to_string(i) + " out of range");
+    const std::uint64_t slots = n * f.k;
+    const std::uint32_t largest_slot = slots == 0              ? 0
+                                       : f.index_size == 1 ? largest_index<std::uint8_t>(m + f.off_skin_joints, slots)
+                                                           : largest_index<std::uint16_t>(m + f.off_skin_joints, slots);
+    if (slots && largest_slot >= f.bones)
+        for (std::uint64_t i = 0; i < slots; ++i) {
+            const std::uint32_t b = f.index_size == 1 ? m[f.off_skin_joints + i] : read<std::uint16_t>(m + f.off_skin_joints + 2 * i);
+            if (b >= f.bones)
+                return fail(errc::parse_error, where, base + f.off_skin_joints + i * f.index_size,
+                            "vertex " + std::to_string(i / f.k) + ": bone " + std::to_string(b) + " out of range");
+        }
     for (std::uint32_t b = 0; b < f.bones; ++b)
         if (read<std::uint32_t>(m + f.off_bone_joints + 4ull * b) >= joints)
             return fail(errc::parse_error, where, base + f.off_bone_joints + 4ull * b, "bone " + std::to_string(b) + ": joint out of range");
@@ -394,27 +402,7 @@ struct package_access {
 } // namespace impl
 
 inline std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc) noexcept {
-    const unsigned char* p = static_cast<const unsigned char*>(data);
-    std::uint32_t c = ~crc;
-#if defined(__SSE4_2__) && !defined(KEYBLEND_NO_INTRINSICS) && (defined(__x86_64__) || defined(_M_X64))
-    std::uint64_t c64 = c;
-    for (; size >= 8; p += 8, size -= 8) {
-        std::uint64_t word;
-        std::memcpy(&word, p, sizeof word);
-        c64 = _mm_crc32_u64(c64, word);
-    }
-    c = static_cast<std::uint32_t>(c64);
-    for (; size; ++p, --size) c = _mm_crc32_u8(c, *p);
-#else
-    const auto& t = impl::pk::crc_table().t;
-    for (; size >= 8; p += 8, size -= 8) {
-        const std::uint32_t lo = c ^ (std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24);
-        c = t[7][lo & 0xffu] ^ t[6][(lo >> 8) & 0xffu] ^ t[5][(lo >> 16) & 0xffu] ^ t[4][lo >> 24] ^ t[3][p[4]] ^
-            t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
-    }
-    for (; size; ++p, --size) c = (c >> 8) ^ t[0][(c ^ *p) & 0xffu];
-#endif
-    return ~c;
+    return impl::cc::crc32c(data, size, crc);
 }
 
 inline result<package> package::view(const void* data, std::size_t size) {
@@ -460,9 +448,9 @@ inline result<skeleton> package::make_skeleton() const {
 
 inline compressed_clip package::clip(std::size_t i) const {
     if (i >= clips_) return {};
-    const unsigned char* s = impl::package_access::section(*this, first_clip_ + i);
-    result<compressed_clip> c = compressed_clip::view(s, impl::package_access::section_size(*this, first_clip_ + i));
-    return c ? std::move(*c) : compressed_clip{};
+    // (Validated when the package was opened: no check again, no allocation.)
+    return impl::compressed_access::view_validated(impl::package_access::section(*this, first_clip_ + i),
+                                                   impl::package_access::section_size(*this, first_clip_ + i));
 }
 
 inline std::size_t package::find_clip(std::string_view name) const {
