@@ -254,10 +254,11 @@ struct compress_job {
 };
 
 /// The per-instance state of sampling one compressed clip (as sampling_context is for plain
-/// clips): the two samples last decoded and where they are. One per playing instance; many can
-/// sample one clip. Binds itself to a (clip bytes, skeleton) pair on the first sample_clip with
-/// them, and rebinds when given other bytes or another skeleton. Binding allocates (a few KB per
-/// 64 joints); sampling a bound context does not.
+/// clips): the two samples last decoded, and the decoding tables of the segments last used (up
+/// to 16, within 64 KB). One per playing instance; many can sample one clip. Binds itself to a
+/// (clip bytes, skeleton) pair on the first sample_clip with them, and rebinds when given other
+/// bytes or another skeleton. Binding allocates (a few KB per 64 joints, and the tables); sampling
+/// a bound context does not.
 class compressed_sampling_context {
 public:
     compressed_sampling_context() = default;
@@ -283,22 +284,27 @@ private:
     // Per padded joint: 1 where translation / rotation / scale interpolates, 0 where it steps
     // (holds the earlier sample) or does not vary (holds its value bit for bit); then per weight.
     impl::aligned_floats steps_;
-    // Per group (translation, rotation, scale, weight): the joint (weight) of each varying track.
+    // Per group (translation, rotation, scale, weight): the joint (weight) of each varying track;
+    // per block of 8 pose lanes (translation, rotation, scale): the lanes that vary, and the
+    // index of the first of them among the group's varying tracks.
     std::vector<std::int32_t> track_joint_[4];
+    std::vector<unsigned char> lane_mask_[3];
+    std::vector<std::int32_t> lane_start_[3];
     // The clip ranges, per component in component order (translations, scales, weights), and per
     // rotation track for each of x, y, z, w: minimum, extent, and the extent's level (see
     // impl/compress_format.hpp).
     impl::aligned_floats range_min_, range_ext_, rotation_min_, rotation_ext_;
     std::vector<std::int32_t> range_level_, rotation_level_;
-    // The decoding of two segments: in component order bit offsets in a record, masks, scales and
-    // biases; per rotation its dropped component (also as a float); the record's bits.
+    // The decoding of the segments last used (2 to 16 of them, 64 KB at most): in component
+    // order bit offsets in a record, masks, scales and biases; per rotation its dropped component
+    // (also as a float); the record's bits. Replaced in turn.
     struct segment_table {
         std::int64_t segment = -1;
         std::uint32_t record_bits = 0;
         impl::aligned_floats scale, bias, drop_f;
         std::vector<std::int32_t> offset, mask, drop, top, track_width;
     };
-    segment_table tables_[2];
+    std::vector<segment_table> tables_;
     unsigned next_table_ = 0;
     // Scratch: one decoded sample in component order, then its rotations completed (x, y, z, w).
     impl::aligned_floats compact_, rotations_;

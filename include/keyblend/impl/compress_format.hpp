@@ -46,8 +46,9 @@
 // exponent of a component's absolute extent (that of its clip extent plus floor(log2) of the
 // extent byte: integers only, so that every build derives the same widths), a component of a
 // track whose largest L is Lmax has width max(0, w - (Lmax - L)), and width 0 when its extent
-// byte or clip extent is 0. Its value is lo + q * ext / (2^width - 1) with q the width-bit code,
-// lo = clip_min + clip_extent * min_byte / 255 and ext = clip_extent * extent_byte / 255.
+// byte or clip extent is 0. Its value is lo + q * scale with q the width-bit code,
+// lo = clip_min + clip_extent * (min_byte * (1/255)), scale = clip_extent * (extent_byte * (1/255))
+// * (1 / (2^width - 1)) (0 for width 0), each factor the float written here.
 #pragma once
 
 #include "../error.hpp"
@@ -213,6 +214,20 @@ inline clip_range read_clip_range(const clip_layout& l, const unsigned char* blo
     return r;
 }
 
+/// 1 / (2^w - 1) for the widths w a code can have (0 for w = 0): a component's scale is its
+/// extent times this, so that every path computes it with one multiplication.
+inline const float* width_reciprocals() {
+    static const struct table {
+        float v[32];
+        table() : v{} {
+            for (unsigned w = 1; w < 32; ++w) v[w] = 1.0f / static_cast<float>((1u << w) - 1u);
+        }
+    } t;
+    return t.v;
+}
+/// 1/255: the segment ranges' unit.
+inline constexpr float byte_unit = 1.0f / 255.0f;
+
 /// One component's decoding in one segment.
 struct component_code {
     unsigned width = 0;
@@ -262,9 +277,9 @@ std::uint64_t for_each_code(const clip_layout& l, const unsigned char* blob, con
                 component_code out;
                 out.width = live[k] ? static_cast<unsigned>(std::max(0, w - (top - level[k]))) : 0u;
                 if constexpr (Values) {
-                    out.bias = r[k].min + r[k].extent * (static_cast<float>(mins[c]) / 255.0f);
-                    const float ext = r[k].extent * (static_cast<float>(exts[c]) / 255.0f);
-                    out.scale = out.width ? ext / static_cast<float>((1u << out.width) - 1u) : 0.0f;
+                    out.bias = r[k].min + r[k].extent * (static_cast<float>(mins[c]) * byte_unit);
+                    const float ext = r[k].extent * (static_cast<float>(exts[c]) * byte_unit);
+                    out.scale = ext * width_reciprocals()[out.width];
                 }
                 bits += out.width;
                 f(c, out);

@@ -72,6 +72,11 @@ struct s1 {
     }
     /// q * scale + bias.
     static fv dequantize(iv q, fv scale, fv bias) { return bias + static_cast<float>(q) * scale; }
+    /// Lane i of the result: the sum of lanes 0 to i; and the last lane.
+    static iv scan(iv a) { return a; }
+    static std::int32_t last(iv a) { return a; }
+    /// table[a] (a in [0, 32)).
+    static fv lookup32(const float* table, iv a) { return table[a]; }
 };
 
 #if defined(KEYBLEND_LANES_AVX2)
@@ -118,6 +123,30 @@ struct a8 {
         return _mm256_i32gather_epi32(reinterpret_cast<const int*>(base), byte, 1);
     }
     static fv dequantize(iv q, fv scale, fv bias) { return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), scale, bias); }
+    static iv scan(iv a) {
+        a = _mm256_add_epi32(a, _mm256_slli_si256(a, 4)); // within each 128-bit half
+        a = _mm256_add_epi32(a, _mm256_slli_si256(a, 8));
+        const __m256i low_last = _mm256_permutevar8x32_epi32(a, _mm256_setr_epi32(0, 0, 0, 0, 3, 3, 3, 3));
+        return _mm256_add_epi32(a, _mm256_blend_epi32(_mm256_setzero_si256(), low_last, 0xf0));
+    }
+    static std::int32_t last(iv a) { return _mm256_extract_epi32(a, 7); }
+    static fv lookup32(const float* table, iv a) { return _mm256_i32gather_ps(table, a, 4); }
+    /// The lanes of to[0, 8) set in `mask` take src[0], src[1], ... in order; the others stay.
+    static void expand(float* to, const float* src, unsigned mask) {
+        struct table {
+            std::int32_t index[256][8];
+            table() : index{} {
+                for (unsigned m = 0; m < 256; ++m)
+                    for (unsigned lane = 0, k = 0; lane < 8; ++lane)
+                        if ((m >> lane) & 1u) index[m][lane] = static_cast<std::int32_t>(k++);
+            }
+        };
+        static const table t;
+        const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        const __m256i set = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(mask)), bit), bit);
+        const __m256 v = _mm256_permutevar8x32_ps(_mm256_loadu_ps(src), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.index[mask & 255u])));
+        _mm256_storeu_ps(to, _mm256_blendv_ps(_mm256_loadu_ps(to), v, _mm256_castsi256_ps(set)));
+    }
 };
 #endif
 
@@ -172,6 +201,25 @@ struct a16 {
 #pragma GCC diagnostic pop
 #endif
     static fv dequantize(iv q, fv scale, fv bias) { return _mm512_fmadd_ps(to_f(q), scale, bias); }
+    static iv scan(iv a) {
+        const __m512i z = _mm512_setzero_si512();
+        a = _mm512_add_epi32(a, _mm512_maskz_alignr_epi32(0xffff, a, z, 15)); // lanes up by 1, 2, 4, 8
+        a = _mm512_add_epi32(a, _mm512_maskz_alignr_epi32(0xffff, a, z, 14));
+        a = _mm512_add_epi32(a, _mm512_maskz_alignr_epi32(0xffff, a, z, 12));
+        return _mm512_add_epi32(a, _mm512_maskz_alignr_epi32(0xffff, a, z, 8));
+    }
+    static std::int32_t last(iv a) {
+        alignas(64) std::int32_t v[16];
+        _mm512_store_si512(v, a);
+        return v[15];
+    }
+    static fv lookup32(const float* table, iv a) {
+        return _mm512_permutex2var_ps(_mm512_loadu_ps(table), a, _mm512_loadu_ps(table + 16));
+    }
+    /// The lanes of to[0, 16) set in `mask` take src[0], src[1], ... in order; the others stay.
+    static void expand(float* to, const float* src, unsigned mask) {
+        _mm512_storeu_ps(to, _mm512_mask_expand_ps(_mm512_loadu_ps(to), static_cast<__mmask16>(mask), _mm512_loadu_ps(src)));
+    }
 };
 #endif
 

@@ -113,6 +113,17 @@ struct compressed_sampler {
             steps[3 * cap + w] = step;
         }
         std::memcpy(c.samples_[1].get(), first, floats * sizeof(float));
+        for (unsigned g = 0; g < 3; ++g) {
+            c.lane_mask_[g].assign(cap / 8 + 2, 0);
+            c.lane_start_[g].assign(cap / 8 + 2, 0);
+            std::int32_t seen = 0;
+            std::size_t next = 0;
+            for (std::size_t b = 0; b < cap / 8 + 2; ++b) {
+                c.lane_start_[g][b] = seen;
+                for (; next < c.track_joint_[g].size() && std::size_t(c.track_joint_[g][next]) < 8 * (b + 1); ++next, ++seen)
+                    c.lane_mask_[g][b] = static_cast<unsigned char>(c.lane_mask_[g][b] | (1u << (c.track_joint_[g][next] % 8)));
+            }
+        }
 
         // The clip ranges, for the tables.
         const std::size_t components = padded_length(l.components);
@@ -143,6 +154,11 @@ struct compressed_sampler {
                 }
         }
         const std::size_t tracks = padded_length(l.tracks);
+        // Tables for as many segments as fit in 64 KB (2 to 16; a table is ~16 bytes a component).
+        const std::size_t table_bytes = 16 * components + 4 * rotations + 8 * tracks;
+        const std::size_t wanted = std::min<std::size_t>({16, std::max<std::size_t>(l.h.segment_count, 2),
+                                                          std::max<std::size_t>(2, (64u << 10) / table_bytes)});
+        c.tables_.resize(wanted);
         for (context::segment_table& t : c.tables_) {
             t.segment = -1;
             t.record_bits = 0;
@@ -231,7 +247,8 @@ struct compressed_sampler {
             }
         }
         // Per component: width, bias, scale.
-        const fv f255 = L::set_f(255.0f), fzero = L::set_f(0.0f);
+        const fv unit = L::set_f(cc::byte_unit);
+        const float* reciprocals = cc::width_reciprocals();
         for (unsigned g = 0; g < 4; ++g) {
             const std::uint32_t n = l.h.varying[g];
             for (unsigned k = 0; k < cc::group_components(g); ++k)
@@ -247,23 +264,26 @@ struct compressed_sampler {
                     const iv top = L::load_i(t.top.data() + l.track_base[g] + i);
                     const iv own = L::add(level, L::log2(L::max(e, one)));
                     const iv width = L::select(live, L::max(zero, L::sub(w, L::sub(top, own))), zero);
-                    const fv bias = L::fadd(minimum, L::fmul(extent, L::fdiv(L::to_f(m), f255)));
-                    const fv range = L::fmul(extent, L::fdiv(L::to_f(e), f255));
-                    const fv steps = L::to_f(L::sub(L::sllv(one, width), one));
-                    const fv scale = L::fselect(L::is_zero(width), fzero, L::fdiv(range, steps));
+                    const fv bias = L::fadd(minimum, L::fmul(extent, L::fmul(L::to_f(m), unit)));
+                    const fv range = L::fmul(extent, L::fmul(L::to_f(e), unit));
+                    const fv scale = L::fmul(range, L::lookup32(reciprocals, L::band(width, L::set_i(31))));
                     L::store_i(t.offset.data() + comp, width);
                     L::store_f(t.bias.get() + comp, bias);
                     L::store_f(t.scale.get() + comp, scale);
                 }
         }
-        // Bit offsets: the prefix sum of the widths; masks.
+        // Bit offsets: the prefix sum of the widths (lanes past the last component sum garbage
+        // that flows only forward, and is cleared below); masks.
         std::int32_t at = 0;
-        for (std::uint32_t k = 0; k < l.components; ++k) {
-            const std::int32_t width = t.offset[k];
-            t.offset[k] = at;
-            t.mask[k] = static_cast<std::int32_t>((1u << width) - 1u);
-            at += width;
+        for (std::uint32_t k = 0; k < l.components; k += L::width) {
+            const iv width = L::load_i(t.offset.data() + k);
+            const iv inclusive = L::scan(width);
+            L::store_i(t.offset.data() + k, L::add(L::sub(inclusive, width), L::set_i(at)));
+            L::store_i(t.mask.data() + k, L::sub(L::sllv(one, L::band(width, L::set_i(31))), one));
+            at += L::last(inclusive);
         }
+        // (The record: where the last component starts, plus its width; `at` summed the tails.)
+        at = l.components ? t.offset[l.components - 1] + static_cast<std::int32_t>(ilog2_plus1(t.mask[l.components - 1])) : 0;
         const std::size_t tail = std::min(t.offset.size(), std::size_t(l.components) + 16);
         for (std::size_t k = l.components; k < tail; ++k) {
             t.offset[k] = 0;
@@ -275,17 +295,20 @@ struct compressed_sampler {
         t.segment = seg;
     }
 
-    /// One of the context's two tables (the tests build tables into it with each lane type).
-    static context::segment_table& table_slot(context& c, unsigned i) { return c.tables_[i & 1u]; }
+    /// One of the context's tables (the tests build tables into it with each lane type).
+    static context::segment_table& table_slot(context& c, unsigned i) { return c.tables_[i % c.tables_.size()]; }
 
-    /// The decoding table of segment `seg`, built into one of the context's two when neither holds
-    /// it.
+    /// The width w of a mask 2^w - 1.
+    static unsigned ilog2_plus1(std::int32_t mask) { return static_cast<unsigned>(cc::ilog2(static_cast<std::uint32_t>(mask)) + 1); }
+
+    /// The decoding table of segment `seg`, built into one of the context's tables (the one
+    /// written longest ago) when none holds it.
     template <class L>
     static const context::segment_table& table(context& c, std::uint32_t seg) {
         for (const context::segment_table& t : c.tables_)
             if (t.segment == static_cast<std::int64_t>(seg)) return t;
         context::segment_table& t = c.tables_[c.next_table_];
-        c.next_table_ ^= 1u;
+        c.next_table_ = (c.next_table_ + 1) % static_cast<unsigned>(c.tables_.size());
         build_table<L>(c, seg, t);
         return t;
     }
@@ -332,7 +355,19 @@ struct compressed_sampler {
             for (unsigned k = 0; k < dims; ++k) {
                 float* to = out + (stream0 + k) * cap;
                 const float* src = from + k * from_stride;
-                for (std::size_t i = 0; i < n; ++i) to[joints[i]] = src[i];
+                if constexpr (L::width == 1) {
+                    for (std::size_t i = 0; i < n; ++i) to[joints[i]] = src[i];
+                } else {
+                    // (Whole vectors to the stream's capacity, a multiple of 16; masks past the
+                    // joints are 0. A source vector may read into the next stream: never used.)
+                    const unsigned char* masks = c.lane_mask_[grp].data();
+                    const std::int32_t* starts = c.lane_start_[grp].data();
+                    for (std::size_t i = 0; i < cap; i += L::width) {
+                        const std::size_t block = i / 8;
+                        const unsigned mask = L::width == 16 ? masks[block] | unsigned(masks[block + 1]) << 8 : masks[block];
+                        if (mask) L::expand(to + i, src + starts[block], mask);
+                    }
+                }
             }
         }
         float* weights = out + stream_count * cap;
@@ -376,25 +411,41 @@ struct compressed_sampler {
         const std::size_t out_stride = static_cast<std::size_t>(out.data(local_pose::translation_y) - first_out);
         const V zero = V::set1(0.0f), t = V::set1(alpha);
         const V at[3] = {t * V::load(steps), t * V::load(steps + cap), t * V::load(steps + 2 * cap)};
+        // Where no lane of a component interpolates (joints that do not vary, step tracks, a
+        // sample's exact time) the first sample is copied, as the interpolation would give it.
+        const auto copy_stream = [&](unsigned s) KEYBLEND_LAMBDA_INLINE {
+            V::load(a + s * cap + i).store(first_out + i + s * out_stride);
+        };
         const auto lerp_stream = [&](unsigned s, V w) KEYBLEND_LAMBDA_INLINE {
             const V va = V::load(a + s * cap + i), vb = V::load(b + s * cap + i);
             select(w == zero, va, va + (vb - va) * w).store(first_out + i + s * out_stride);
         };
-        lerp_stream(0, at[0]);
-        lerp_stream(1, at[0]);
-        lerp_stream(2, at[0]);
-        const quat_lanes<V> qa{V::load(a + 6 * cap + i), V::load(a + 3 * cap + i), V::load(a + 4 * cap + i),
-                               V::load(a + 5 * cap + i)};
-        const quat_lanes<V> qb{V::load(b + 6 * cap + i), V::load(b + 3 * cap + i), V::load(b + 4 * cap + i),
-                               V::load(b + 5 * cap + i)};
-        const quat_lanes<V> q = impl::nlerp(qa, qb, at[1]);
-        q.x.store(first_out + i + 3 * out_stride);
-        q.y.store(first_out + i + 4 * out_stride);
-        q.z.store(first_out + i + 5 * out_stride);
-        q.w.store(first_out + i + 6 * out_stride);
-        lerp_stream(7, at[2]);
-        lerp_stream(8, at[2]);
-        lerp_stream(9, at[2]);
+        const auto vector_group = [&](unsigned s0, V w) KEYBLEND_LAMBDA_INLINE {
+            if (lanes::bits(w != zero)) {
+                lerp_stream(s0, w);
+                lerp_stream(s0 + 1, w);
+                lerp_stream(s0 + 2, w);
+            } else {
+                copy_stream(s0);
+                copy_stream(s0 + 1);
+                copy_stream(s0 + 2);
+            }
+        };
+        vector_group(0, at[0]);
+        if (lanes::bits(at[1] != zero)) {
+            const quat_lanes<V> qa{V::load(a + 6 * cap + i), V::load(a + 3 * cap + i), V::load(a + 4 * cap + i),
+                                   V::load(a + 5 * cap + i)};
+            const quat_lanes<V> qb{V::load(b + 6 * cap + i), V::load(b + 3 * cap + i), V::load(b + 4 * cap + i),
+                                   V::load(b + 5 * cap + i)};
+            const quat_lanes<V> q = impl::nlerp(qa, qb, at[1]);
+            q.x.store(first_out + i + 3 * out_stride);
+            q.y.store(first_out + i + 4 * out_stride);
+            q.z.store(first_out + i + 5 * out_stride);
+            q.w.store(first_out + i + 6 * out_stride);
+        } else {
+            for (unsigned s = 3; s < 7; ++s) copy_stream(s);
+        }
+        vector_group(7, at[2]);
     }
 
     /// The whole sample_clip, decoding on Wide lanes and interpolating on Wide lanes with a
@@ -472,6 +523,10 @@ inline compressed_sampling_context& compressed_sampling_context::operator=(const
     }
     steps_ = copy(other.steps_, std::max<std::size_t>(3 * capacity_ + weight_capacity_, 16));
     for (unsigned g = 0; g < 4; ++g) track_joint_[g] = other.track_joint_[g];
+    for (unsigned g = 0; g < 3; ++g) {
+        lane_mask_[g] = other.lane_mask_[g];
+        lane_start_[g] = other.lane_start_[g];
+    }
     const std::size_t components = sampler::padded_length(layout_.components);
     const std::size_t rotations = sampler::padded_length(layout_.h.varying[impl::cc::group_rotation]);
     range_min_ = copy(other.range_min_, components);
@@ -480,7 +535,8 @@ inline compressed_sampling_context& compressed_sampling_context::operator=(const
     rotation_min_ = copy(other.rotation_min_, 4 * rotations);
     rotation_ext_ = copy(other.rotation_ext_, 4 * rotations);
     rotation_level_ = other.rotation_level_;
-    for (unsigned t = 0; t < 2; ++t) {
+    tables_.resize(other.tables_.size());
+    for (std::size_t t = 0; t < tables_.size(); ++t) {
         tables_[t].segment = other.tables_[t].segment;
         tables_[t].record_bits = other.tables_[t].record_bits;
         tables_[t].scale = copy(other.tables_[t].scale, components);
