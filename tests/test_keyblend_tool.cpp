@@ -767,7 +767,7 @@ std::string package_path(const std::string& name) {
 
 } // namespace
 
-TEST_CASE("pack: packages of the shared files, their sets within the bound; pose and render read them") {
+TEST_CASE("pack: packages of the shared files, their sets within the bound, read by pose and render") {
     for (const char* file : {"assimp/Testwuson.X", "assimp/BCN_Epileptic.X", "directx-sdk-legacy-samples/tiny.x"}) {
         CAPTURE(file);
         const auto path = kbtest::data_file(file);
