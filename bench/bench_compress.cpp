@@ -31,34 +31,32 @@ void set_rate(benchmark::State& state, const char* unit) {
     state.counters[unit] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-void bm_plain(benchmark::State& state, const file_case* f, const clip_case* c, bool forward) {
+/// Whole poses of one clip (plain: a keyblend::clip and sampling_context; compressed: a
+/// compressed_clip and compressed_sampling_context) at random or forward times.
+template <class Clip, class Context>
+void bm_sample(benchmark::State& state, const file_case* f, const clip_case* c, const Clip* clip, bool forward,
+               std::size_t bytes, double error_cm) {
     const std::vector<float> t = times(*c->plain, forward);
-    keyblend::sampling_context ctx;
+    Context ctx;
     keyblend::local_pose pose;
     std::size_t i = 0;
     for (auto _ : state) {
-        (void)keyblend::sample_clip(*c->plain, f->x->skeleton, t[i++ & 1023], ctx, pose);
+        (void)keyblend::sample_clip(*clip, f->x->skeleton, t[i++ & 1023], ctx, pose);
         benchmark::DoNotOptimize(pose.data(keyblend::local_pose::rotation_w));
         benchmark::ClobberMemory();
     }
     set_rate(state, "poses/s");
-    state.counters["bytes"] = double(c->plain_bytes);
-    state.counters["error_cm_eq"] = 0.0;
+    state.counters["bytes"] = double(bytes);
+    state.counters["error_cm_eq"] = error_cm;
+}
+
+void bm_plain(benchmark::State& state, const file_case* f, const clip_case* c, bool forward) {
+    bm_sample<keyblend::clip, keyblend::sampling_context>(state, f, c, c->plain, forward, c->plain_bytes, 0.0);
 }
 
 void bm_compressed(benchmark::State& state, const file_case* f, const clip_case* c, bool forward) {
-    const std::vector<float> t = times(*c->plain, forward);
-    keyblend::compressed_sampling_context ctx;
-    keyblend::local_pose pose;
-    std::size_t i = 0;
-    for (auto _ : state) {
-        (void)keyblend::sample_clip(c->compressed, f->x->skeleton, t[i++ & 1023], ctx, pose);
-        benchmark::DoNotOptimize(pose.data(keyblend::local_pose::rotation_w));
-        benchmark::ClobberMemory();
-    }
-    set_rate(state, "poses/s");
-    state.counters["bytes"] = double(c->compressed.size());
-    state.counters["error_cm_eq"] = c->error_cm;
+    bm_sample<keyblend::compressed_clip, keyblend::compressed_sampling_context>(state, f, c, &c->compressed, forward,
+                                                                                c->compressed.size(), c->error_cm);
 }
 
 void bm_compress(benchmark::State& state, const file_case* f, const clip_case* c) {

@@ -96,7 +96,7 @@ inline std::vector<file_case>& files() {
                 keyblend::compression_report report;
                 job.report = &report;
                 if (!job.run()) continue;
-                c.plain_bytes = report.source_key_bytes;
+                c.plain_bytes = report.stats.source_key_bytes;
                 const keyblend::result<keyblend::error_measurement> e =
                     keyblend::measure_error(set.clip, c.compressed, f.x->skeleton, f.settings.shell_distance);
                 c.error_cm = e ? e->max_error / f.cm : -1.0;
@@ -119,6 +119,28 @@ inline std::vector<float> times(const keyblend::clip& c, bool forward) {
     for (std::size_t i = 0; i < t.size(); ++i)
         t[i] = forward ? float(std::fmod(double(i) * double(c.ticks_per_second) / 60.0, double(c.duration))) : u(rng);
     return t;
+}
+
+/// The virtual-vertex error (cm-eq) of `sample` against keyblend's plain clip, every 1/60 s and at
+/// the end.
+template <class Sample>
+double error_cm(const file_case& f, const keyblend::clip& c, Sample&& sample) {
+    const keyblend::skeleton& s = f.x->skeleton;
+    keyblend::sampling_context ref;
+    keyblend::local_pose a, b;
+    std::vector<glm::mat4> ma, mb;
+    double worst = 0.0;
+    const double step = double(c.ticks_per_second) / 60.0;
+    for (std::size_t i = 0;; ++i) {
+        const double t = std::min(double(i) * step, double(c.duration));
+        (void)keyblend::sample_clip(c, s, float(t), ref, a);
+        sample(float(t), b);
+        keyblend::local_to_model(s, a, ma);
+        keyblend::local_to_model(s, b, mb);
+        worst = std::max(worst, keyblend::virtual_vertex_error(ma.data(), mb.data(), s.size(), f.settings.shell_distance));
+        if (!(t < double(c.duration))) break;
+    }
+    return worst / f.cm;
 }
 
 } // namespace kbbench

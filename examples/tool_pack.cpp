@@ -189,10 +189,10 @@ int pack(const options& o, const model& m) {
     bool all_met = true;
     for (std::size_t i = 0; i < reports.size(); ++i) {
         const keyblend::compression_report& r = reports[i];
-        all_met = all_met && r.bound_met;
+        all_met = all_met && r.stats.bound_met;
         std::printf("  '%s': %zu -> %zu bytes, largest error %.4g units (%.4g cm-eq)%s\n", m.clips[i]->name.c_str(),
-                    r.source_key_bytes, r.bytes, double(r.max_error), double(r.max_error) / cm,
-                    r.bound_met ? "" : ": over the bound");
+                    r.stats.source_key_bytes, r.bytes, double(r.stats.max_error), double(r.stats.max_error) / cm,
+                    r.stats.bound_met ? "" : ": over the bound");
         for (const std::string& note : r.notes) std::printf("    %s\n", note.c_str());
     }
     return all_met ? exit_ok : exit_file;

@@ -53,6 +53,14 @@ position_track<float> vector_keys(float duration, float step, F f, interpolation
     return t;
 }
 
+/// An empty clip `frames` frames long at 30 Hz, in ticks of 1/4800 s.
+clip frames_long(int frames) {
+    clip c;
+    c.ticks_per_second = tps;
+    c.duration = float(frames) * frame;
+    return c;
+}
+
 compressed_clip compress(const clip& c, const skeleton& s, const compression_settings& st,
                          compression_report* report = nullptr) {
     compressed_clip out;
@@ -98,17 +106,17 @@ compressed_clip compress_within(const clip& c, const skeleton& s, const compress
                                 const std::vector<float>& extra = {}, compression_report* out_report = nullptr) {
     compression_report report;
     compressed_clip cc = compress(c, s, st, &report);
-    CHECK_MESSAGE(report.bound_met, "largest error " << report.max_error << " (precision " << report.precision << ")");
-    CHECK(report.max_error <= report.precision);
+    CHECK_MESSAGE(report.stats.bound_met, "largest error " << report.stats.max_error << " (precision " << report.stats.precision << ")");
+    CHECK(report.stats.max_error <= report.stats.precision);
     CHECK(cc.stats().bound_met);
-    CHECK(cc.stats().max_error == report.max_error);
+    CHECK(cc.stats().max_error == report.stats.max_error);
     const result<error_measurement> m =
-        measure_error(c, cc, s, report.shell_distance, 60.0f, {}, st.additive_base);
+        measure_error(c, cc, s, report.stats.shell_distance, 60.0f, {}, st.additive_base);
     REQUIRE(m);
     // The SIMD paths differ from the scalar one the compressor checks by rounding.
-    CHECK(m->max_error <= double(report.precision) * 1.001);
-    CHECK(m->max_weight_error <= double(report.weight_precision) * 1.001);
-    if (!extra.empty()) CHECK(error_at(c, cc, s, report.shell_distance, extra, st.additive_base) <= double(report.precision) * 1.001);
+    CHECK(m->max_error <= double(report.stats.precision) * 1.001);
+    CHECK(m->max_weight_error <= double(report.stats.weight_precision) * 1.001);
+    if (!extra.empty()) CHECK(error_at(c, cc, s, report.stats.shell_distance, extra, st.additive_base) <= double(report.stats.precision) * 1.001);
     if (out_report) *out_report = report;
     return cc;
 }
@@ -126,9 +134,7 @@ TEST_CASE("compress: rotations near w = 0 keep the bound (a component is dropped
     // Half-turns and more about tilted axes: w crosses 0 (where dropping w, ACL's way, loses the
     // most), on a long lever.
     const skeleton s = chain(4, 1.0f);
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 60 * frame;
+    clip c = frames_long(60);
     for (std::size_t j = 0; j < 4; ++j) {
         channel ch;
         ch.joint = j;
@@ -141,14 +147,12 @@ TEST_CASE("compress: rotations near w = 0 keep the bound (a component is dropped
     compression_report r;
     const compressed_clip cc = compress_within(c, s, bound(1e-4f, 0.05f), {}, &r);
     CHECK(r.varying_tracks >= 4);
-    CHECK(cc.size() < r.source_key_bytes);
+    CHECK(cc.size() < r.stats.source_key_bytes);
 }
 
 TEST_CASE("compress: large translations far from the origin keep the bound") {
     const skeleton s = chain(3, 1.0f, glm::vec3(1.0e4f, -2.0e4f, 5.0e3f));
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 90 * frame;
+    clip c = frames_long(90);
     channel root;
     root.joint = 0;
     root.translation = vector_keys(c.duration, frame, [&](float t) {
@@ -166,9 +170,7 @@ TEST_CASE("compress: large translations far from the origin keep the bound") {
 TEST_CASE("compress: a long chain, where every joint's error adds up, keeps the bound") {
     const std::size_t n = 40;
     const skeleton s = chain(n, 0.25f);
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 45 * frame;
+    clip c = frames_long(45);
     for (std::size_t j = 0; j < n; ++j) {
         channel ch;
         ch.joint = j;
@@ -183,9 +185,7 @@ TEST_CASE("compress: a long chain, where every joint's error adds up, keeps the 
 
 TEST_CASE("compress: scales near zero, negative and mirrored keep the bound") {
     const skeleton s = chain(4, 1.0f);
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 60 * frame;
+    clip c = frames_long(60);
     channel a;
     a.joint = 1;
     a.scale = vector_keys(c.duration, frame, [&](float t) {
@@ -206,9 +206,7 @@ TEST_CASE("compress: scales near zero, negative and mirrored keep the bound") {
 
 TEST_CASE("compress: bind-pose components are not stored and come back exactly - constant ones are stored once, exactly") {
     const skeleton s = chain(5, 1.0f);
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 30 * frame;
+    clip c = frames_long(30);
     // joint 0: no channel; joint 1: every key at the bind pose; joint 2: one constant value (not
     // the bind pose) keyed every frame; joint 3: varying rotation, constant translation.
     const transform bind1 = s.bind_transforms()[1];
@@ -250,9 +248,7 @@ TEST_CASE("compress: bind-pose components are not stored and come back exactly -
 
 TEST_CASE("compress: a cut (two keys at one time) stays a jump, and step tracks hold their keys") {
     const skeleton s = chain(3, 1.0f);
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 40 * frame;
+    clip c = frames_long(40);
     channel ch;
     ch.joint = 1;
     // Keys every frame, with a cut at frame 17 (a different pose from there on).
@@ -307,13 +303,13 @@ TEST_CASE("compress: cubic splines and keys off any grid are resampled densely e
     // These curves bend hard between keys (in- and out-tangents differ): at the default
     // max_sample_rate the samples cannot follow them within the bound, and the report says so.
     compress(c, s, st, &r);
-    CHECK_FALSE(r.bound_met);
+    CHECK_FALSE(r.stats.bound_met);
     REQUIRE(r.notes.size() == 2);
     CHECK(r.notes[0].find("max_sample_rate") != std::string::npos);
     CHECK(r.notes[1].find("not met") != std::string::npos);
     st.max_sample_rate = 1000.0f;
     compressed_clip cc = compress_within(c, s, st, {}, &r);
-    CHECK(r.samples > 2 * 60); // more than 60 Hz where the curves need it
+    CHECK(r.stats.samples > 2 * 60); // more than 60 Hz where the curves need it
     // Between the checked times the error is an interpolation's: close to the bound, not far over.
     std::vector<float> fine;
     for (int i = 0; i <= 2000; ++i) fine.push_back(c.duration * float(i) / 2000.0f);
@@ -368,9 +364,7 @@ TEST_CASE("compress: additive clips are measured on top of their base pose") {
         t.scale = glm::vec3(2.0f);
         base.set(j, t);
     }
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 30 * frame;
+    clip c = frames_long(30);
     for (std::size_t j = 0; j < s.size(); ++j) {
         channel ch;
         ch.joint = j;
@@ -387,14 +381,12 @@ TEST_CASE("compress: additive clips are measured on top of their base pose") {
     // doubles every lever, so the additive compression is finer than one that ignored it.
     compression_report plain;
     compress(c, s, bound(1e-4f, 0.05f), &plain);
-    CHECK(plain.bound_met);
+    CHECK(plain.stats.bound_met);
 }
 
 TEST_CASE("compress: morph weights, step weights and their bound in weight units") {
     const skeleton s = chain(3, 1.0f, glm::vec3(0.0f), {{}, {0.25f, 0.0f, 1.0f}});
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 30 * frame;
+    clip c = frames_long(30);
     channel ch;
     ch.joint = 1;
     ch.morph_weights.resize(3);
@@ -417,9 +409,7 @@ TEST_CASE("compress: morph weights, step weights and their bound in weight units
 
 TEST_CASE("compress: matrix keys compress as TRS - keys with shear are reported") {
     const skeleton s = chain(3, 1.0f);
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 30 * frame;
+    clip c = frames_long(30);
     channel ch;
     ch.joint = 1;
     for (float t = 0.0f; t <= c.duration; t += frame)
@@ -439,9 +429,7 @@ TEST_CASE("compress: matrix keys compress as TRS - keys with shear are reported"
 
 TEST_CASE("compress: per-joint precision and shell distances") {
     const skeleton s = chain(6, 1.0f);
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 30 * frame;
+    clip c = frames_long(30);
     for (std::size_t j = 0; j < s.size(); ++j) {
         channel ch;
         ch.joint = j;
@@ -457,7 +445,7 @@ TEST_CASE("compress: per-joint precision and shell distances") {
     compression_report rc, rf;
     const compressed_clip a = compress_within(c, s, coarse, {}, &rc);
     const compressed_clip b = compress(c, s, fine, &rf);
-    CHECK(rf.bound_met);
+    CHECK(rf.stats.bound_met);
     CHECK(b.size() > a.size());
     // The leaf's own error, at its own shell, within its own precision.
     std::vector<float> shells(s.size(), 0.05f);
@@ -547,9 +535,7 @@ bool same_within(const local_pose& a, const local_pose& b) {
 
 TEST_CASE("compress: every SIMD path equals the scalar one within 2e-6") {
     const skeleton s = chain(37, 0.5f, glm::vec3(100.0f, 0, 0), std::vector<std::vector<float>>(37, std::vector<float>{0.5f}));
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 70 * frame;
+    clip c = frames_long(70);
     for (std::size_t j = 0; j < s.size(); ++j) {
         channel ch;
         ch.joint = j;
@@ -591,9 +577,7 @@ TEST_CASE("compress: every SIMD path equals the scalar one within 2e-6") {
 
 TEST_CASE("compress: each segment's decoding table, built in lanes, is the format's") {
     const skeleton s = chain(23, 0.5f);
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 50 * frame;
+    clip c = frames_long(50);
     for (std::size_t j = 0; j < s.size(); ++j) {
         channel ch;
         ch.joint = j;
@@ -693,9 +677,7 @@ TEST_CASE("compress: the compressed clip carries the clip's name, times, user ch
 
 TEST_CASE("compress: the same clip compresses to the same bytes - copies and views share them or own them") {
     const skeleton s = chain(5, 1.0f);
-    clip c;
-    c.ticks_per_second = tps;
-    c.duration = 20 * frame;
+    clip c = frames_long(20);
     channel ch;
     ch.joint = 2;
     ch.rotation = rotation_keys(c.duration, frame, [&](float t) { return glm::angleAxis(t / 1000.0f, glm::vec3(0, 1, 0)); });

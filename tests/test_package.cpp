@@ -14,6 +14,7 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace keyblend;
@@ -172,7 +173,7 @@ TEST_CASE("package: the skeleton, the clips and the meshes come back - clips sam
     const result<std::vector<unsigned char>> bytes = write_package(in);
     REQUIRE(bytes);
     REQUIRE(reports.size() == 2);
-    CHECK(reports[0].bound_met);
+    CHECK(reports[0].stats.bound_met);
     const result<package_file> file = package_file::copy(bytes->data(), bytes->size());
     REQUIRE_MESSAGE(file, (file ? std::string() : file.error().message));
     const package& p = file->contents();
@@ -256,10 +257,10 @@ TEST_CASE("package: the skeleton, the clips and the meshes come back - clips sam
                               palette_a));
         REQUIRE(build_palette(model, member_span(src.skin.bones, &io::skin_bone::joint), member_span(src.skin.bones, &io::skin_bone::offset), palette_b));
         std::vector<glm::vec3> out_a(src.positions.size()), out_b(src.positions.size());
-        if (m.joints8.data) {
-            skinning_job<std::uint8_t> job;
+        const auto skin_from_package = [&](auto joints) {
+            skinning_job<std::remove_const_t<std::remove_pointer_t<decltype(joints.data)>>> job;
             job.influences = m.influences;
-            job.joints = m.joints8;
+            job.joints = joints;
             job.weights = m.weights;
             job.in_positions = m.positions;
             job.out_positions = make_span(out_a);
@@ -267,18 +268,9 @@ TEST_CASE("package: the skeleton, the clips and the meshes come back - clips sam
             job.palette_size = palette_a.size();
             REQUIRE(job.validate());
             REQUIRE(job.run());
-        } else {
-            skinning_job<std::uint16_t> job;
-            job.influences = m.influences;
-            job.joints = m.joints16;
-            job.weights = m.weights;
-            job.in_positions = m.positions;
-            job.out_positions = make_span(out_a);
-            job.palette = palette_a.data();
-            job.palette_size = palette_a.size();
-            REQUIRE(job.validate());
-            REQUIRE(job.run());
-        }
+        };
+        if (m.joints8.data) skin_from_package(m.joints8);
+        else skin_from_package(m.joints16);
         skinning_job<std::uint16_t> ref;
         ref.influences = 3;
         ref.joints = make_span(src.skin.bone_indices, 3);

@@ -137,28 +137,6 @@ void decompress(acl_context& ctx, acl_clip& a, float seconds) {
     ctx.decompress_tracks(w);
 }
 
-/// The virtual-vertex error (cm-eq) of `sample` against keyblend's plain clip, every 1/60 s and at
-/// the end.
-template <class Sample>
-double error_cm(const file_case& f, const keyblend::clip& c, Sample&& sample) {
-    const keyblend::skeleton& s = f.x->skeleton;
-    keyblend::sampling_context ref;
-    keyblend::local_pose a, b;
-    std::vector<glm::mat4> ma, mb;
-    double worst = 0.0;
-    const double step = double(c.ticks_per_second) / 60.0;
-    for (std::size_t i = 0;; ++i) {
-        const double t = std::min(double(i) * step, double(c.duration));
-        (void)keyblend::sample_clip(c, s, float(t), ref, a);
-        sample(float(t), b);
-        keyblend::local_to_model(s, a, ma);
-        keyblend::local_to_model(s, b, mb);
-        worst = std::max(worst, keyblend::virtual_vertex_error(ma.data(), mb.data(), s.size(), f.settings.shell_distance));
-        if (!(t < double(c.duration))) break;
-    }
-    return worst / f.cm;
-}
-
 struct acl_case {
     const file_case* file = nullptr;
     const clip_case* clip = nullptr;
@@ -181,7 +159,7 @@ std::vector<acl_case>& cases() {
                 acl_context ctx;
                 ctx.initialize(*k.acl->tracks);
                 acl_clip& a = *k.acl;
-                a.error_cm = error_cm(f, *c.plain, [&](float tick, keyblend::local_pose& p) {
+                a.error_cm = kbbench::error_cm(f, *c.plain, [&](float tick, keyblend::local_pose& p) {
                     decompress(ctx, a, tick / c.plain->ticks_per_second);
                     p.resize(s.size());
                     for (std::size_t j = 0; j < s.size(); ++j) p.set(j, from_qvv(a.pose[j]));

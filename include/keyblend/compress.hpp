@@ -107,9 +107,10 @@ struct compression_settings {
     }
 };
 
-/// What a compression did, and what it measured.
-struct compression_report {
-    /// The bound used: precision and shell distance (the defaults resolved), weight precision.
+/// What a compressed clip says about itself: the bound it was compressed to and the error
+/// measured then (compressed_clip::stats; compression_report::stats).
+struct compressed_stats {
+    /// The bound: precision and shell distance (the defaults resolved), weight precision.
     float precision = 0.0f;
     float shell_distance = 0.0f;
     float weight_precision = 0.0f;
@@ -121,13 +122,21 @@ struct compression_report {
     float max_weight_error = 0.0f;
     /// True when every error is within its bound (the joint's precision, the weight precision).
     bool bound_met = false;
-    /// The compressed clip's size, and the source clip's key data (times and values).
-    std::size_t bytes = 0;
+    /// The source clip's key data (times and values), bytes.
     std::size_t source_key_bytes = 0;
-    /// Samples, spans, segments and samples per segment.
+    /// Samples and segments.
     std::size_t samples = 0;
-    std::size_t spans = 0;
     std::size_t segments = 0;
+};
+
+/// What a compression did, and what it measured.
+struct compression_report {
+    /// The bound and the errors, as the compressed clip stores them.
+    compressed_stats stats{};
+    /// The compressed clip's size.
+    std::size_t bytes = 0;
+    /// Spans (pieces of the time axis between discontinuities) and samples per segment.
+    std::size_t spans = 0;
     std::size_t segment_length = 0;
     /// The first span's sample rate (samples per second).
     float sample_rate = 0.0f;
@@ -139,21 +148,6 @@ struct compression_report {
     /// What was lossy beyond quantization, one line each: matrix keys with shear (a TRS pose
     /// cannot hold it; sample_clip drops it too), a rate capped by max_sample_rate, a bound missed.
     std::vector<std::string> notes{};
-};
-
-/// What a compressed clip says about itself.
-struct compressed_stats {
-    float precision = 0.0f;
-    float shell_distance = 0.0f;
-    float weight_precision = 0.0f;
-    float max_error = 0.0f;
-    std::size_t max_error_joint = error::no_index;
-    float max_error_time = 0.0f;
-    float max_weight_error = 0.0f;
-    bool bound_met = false;
-    std::size_t source_key_bytes = 0;
-    std::size_t samples = 0;
-    std::size_t segments = 0;
 };
 
 /// A compressed clip: the bytes (see impl/compress_format.hpp for their layout) and what they

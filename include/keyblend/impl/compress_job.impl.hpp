@@ -572,15 +572,13 @@ struct compressor {
                 for (unsigned k = 0; k < dims; ++k) {
                     float lo = INFINITY, hi = -INFINITY;
                     for (std::uint32_t seg = 0; seg < p.segments; ++seg) {
-                        unsigned at = k;
-                        if (g == cc::group_rotation) {
-                            const unsigned drop = p.meta[std::size_t(seg) * l.meta_stride + l.track_base[1] + i] >> 5;
-                            if (k == drop) continue;
-                            at = k; // a rotation's range is per component x, y, z, w
-                        }
+                        // (A rotation's range is per component x, y, z, w, over the segments that
+                        // keep it.)
+                        if (g == cc::group_rotation && k == unsigned(p.meta[std::size_t(seg) * l.meta_stride + l.track_base[1] + i] >> 5))
+                            continue;
                         const std::uint32_t f = seg * length, e = std::min(n, f + length);
                         for (std::uint32_t smp = f; smp < e; ++smp) {
-                            const float v = value_of(p, g, i, at, smp);
+                            const float v = value_of(p, g, i, k, smp);
                             lo = std::min(lo, v);
                             hi = std::max(hi, v);
                         }
@@ -904,47 +902,28 @@ struct compressor {
     void search_weights(plan& p, std::uint32_t seg) {
         const cc::clip_layout& l = p.layout;
         const std::uint32_t count = l.h.varying[3];
-        if (!count) return;
         const std::uint32_t f = seg * p.length, e = std::min(samples(), f + p.length);
         for (std::uint32_t i = 0; i < count; ++i) {
             const std::uint32_t w = p.tracks[3][i];
-            unsigned width = estimate_width(p, seg, 3, i);
-            for (;; ++width) {
+            // Quantizes track i at `width` and tells whether it keeps the bound.
+            const auto fits = [&](unsigned width) {
                 set_width(p, seg, 3, i, width);
                 quantize_segment(p, seg, 3, i);
-                bool ok = true;
-                for (std::uint32_t smp = f; smp < e && ok; ++smp)
-                    ok = std::fabs(p.decoded_w[std::size_t(smp) * W + w] - raw_w[std::size_t(smp) * W + w]) <= 0.5f * weight_precision;
-                for (std::size_t k = 0; k < check_time.size() && ok; ++k) {
+                for (std::uint32_t smp = f; smp < e; ++smp)
+                    if (std::fabs(p.decoded_w[std::size_t(smp) * W + w] - raw_w[std::size_t(smp) * W + w]) > 0.5f * weight_precision)
+                        return false;
+                for (std::size_t k = 0; k < check_time.size(); ++k) {
                     const cc::sample_position& q = check_pos[k];
                     if (!((q.g0 >= f && q.g0 < e) || (q.g1 >= f && q.g1 < e))) continue;
                     const float v = lerp1(p.decoded_w[q.g0 * W + w], p.decoded_w[q.g1 * W + w], step[3][w] ? 0.0f : q.alpha);
-                    ok = std::fabs(v - ref_w[k * W + w]) <= 0.99f * weight_precision;
+                    if (std::fabs(v - ref_w[k * W + w]) > 0.99f * weight_precision) return false;
                 }
-                if (ok) {
-                    while (width > 0) { // (the estimate may be high)
-                        set_width(p, seg, 3, i, width - 1);
-                        quantize_segment(p, seg, 3, i);
-                        bool lower = true;
-                        for (std::uint32_t smp = f; smp < e && lower; ++smp)
-                            lower = std::fabs(p.decoded_w[std::size_t(smp) * W + w] - raw_w[std::size_t(smp) * W + w]) <= 0.5f * weight_precision;
-                        for (std::size_t k = 0; k < check_time.size() && lower; ++k) {
-                            const cc::sample_position& q = check_pos[k];
-                            if (!((q.g0 >= f && q.g0 < e) || (q.g1 >= f && q.g1 < e))) continue;
-                            const float v = lerp1(p.decoded_w[q.g0 * W + w], p.decoded_w[q.g1 * W + w], step[3][w] ? 0.0f : q.alpha);
-                            lower = std::fabs(v - ref_w[k * W + w]) <= 0.99f * weight_precision;
-                        }
-                        if (!lower) {
-                            set_width(p, seg, 3, i, width);
-                            quantize_segment(p, seg, 3, i);
-                            break;
-                        }
-                        --width;
-                    }
-                    break;
-                }
-                if (width == cc::max_width) break;
-            }
+                return true;
+            };
+            unsigned width = estimate_width(p, seg, 3, i);
+            while (width < cc::max_width && !fits(width)) ++width;
+            while (width > 0 && fits(width - 1)) --width; // (the estimate may be high)
+            fits(width);
         }
     }
 
@@ -1299,19 +1278,10 @@ struct compressor {
         if (report) {
             compression_report& r = *report;
             r = compression_report{};
-            r.precision = precision;
-            r.shell_distance = shell;
-            r.weight_precision = weight_precision;
-            r.max_error = static_cast<float>(best.checked.measured.max_error);
-            r.max_error_joint = best.checked.measured.joint;
-            r.max_error_time = best.checked.measured.time;
-            r.max_weight_error = static_cast<float>(best.checked.measured.max_weight_error);
-            r.bound_met = met;
+            // (The stats as the clip stores them: one source of truth.)
+            r.stats = compressed_clip::view(best.bytes.data(), best.bytes.size())->stats();
             r.bytes = best.bytes.size();
-            r.source_key_bytes = source_key_bytes();
-            r.samples = samples();
             r.spans = spans.size();
-            r.segments = best.segments;
             r.segment_length = best.length;
             const cc::span_record& first = spans.front();
             r.sample_rate = first.count > 1 ? static_cast<float>(first.count - 1) * tps / (first.end - first.start) : 0.0f;
