@@ -6,11 +6,13 @@
 //                 [--json] [--strict] [--importer keyblend|assimp] [assimp limits]
 //   keyblend render FILE [--set NAME | --blend NAME:WEIGHT ...] [--from T0] [--to T1]
 //                   [--frames N] [--size WxH] [--bones] [--strict] [--importer ...] --out FILE
+//   keyblend pack FILE -o OUT [--precision P] [--shell S] [--strict] [--importer ...]
 //   assimp limits: [--max-memory MIB] [--max-seconds S]
 //
 // .X and BVH files go through keyblend's own loaders, every other format (and .X or BVH with
 // --importer assimp) through assimp (keyblend/assimp.hpp) when the tool is built with it, in a
 // process of its own with limits (tool_isolate.cpp): assimp's importers are not hardened.
+// Packages (keyblend pack's output) are read in place (tool_pack.cpp).
 //
 // Exit codes: 0 done; 1 the file cannot be read or is malformed (or the output cannot be written);
 // 2 the command line is wrong (including a set name the file does not have).
@@ -54,6 +56,7 @@ const char* const usage_text =
     "  keyblend render FILE [--set NAME | --blend NAME:WEIGHT ...] [--from T0] [--to T1]\n"
     "                  [--frames N] [--size WxH] [--bones] [--progress] [--strict]\n"
     "                  [--importer keyblend|assimp] --out FILE.png|FILE.gif\n"
+    "  keyblend pack FILE -o OUT [--precision P] [--shell S] [--strict] [--importer keyblend|assimp]\n"
     "  each also takes [--max-memory MIB] [--max-seconds S] for assimp's imports\n"
     "\n"
     "info   format, float size, frames and hierarchy, meshes, animation sets; for .X and BVH\n"
@@ -71,6 +74,13 @@ const char* const usage_text =
     "       past the end wrap as the set does. Without --set or --blend, the first set (or the\n"
     "       bind pose). --size is one frame's size (default 256x256); --bones draws the\n"
     "       skeleton over the mesh; files without a mesh (BVH) draw their skeleton.\n"
+    "pack   compresses the sets and writes them with the skeleton and the meshes into one package\n"
+    "       file, which every command reads like any other input: each set's largest error\n"
+    "       (virtual vertices at S from every joint, against the file's own sampling, checked at\n"
+    "       every sample and every 1/60 s) at most P. P and S are in model units; they default\n"
+    "       to 0.01 cm and 3 cm of a model 1.8 m tall (its bind-pose skinned mesh's largest\n"
+    "       extent, or its joints', taken as 180 cm). Prints each set's sizes and error; exit 1\n"
+    "       when a set could not be kept within P\n"
     "--json      print JSON instead of text\n"
     "--strict    refuse a file with any problem the default load repairs or drops (the first\n"
     "            problem is the error); without it, a damaged file loads as far as it can be\n"
@@ -133,8 +143,8 @@ options parse_command_line(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) throw usage_error{"no command"};
     o.command = args[0];
-    if (o.command != "info" && o.command != "pose" && o.command != "render")
-        throw usage_error{"unknown command '" + o.command + "' (info, pose or render)"};
+    if (o.command != "info" && o.command != "pose" && o.command != "render" && o.command != "pack")
+        throw usage_error{"unknown command '" + o.command + "' (info, pose, render or pack)"};
     const bool posing = o.command == "pose" || o.command == "render";
     const auto value_of = [&](std::size_t& i) -> const std::string& {
         if (i + 1 >= args.size()) throw usage_error{args[i] + " needs a value"};
@@ -212,9 +222,14 @@ options parse_command_line(int argc, char** argv) {
             o.bones = true;
         } else if (o.command == "render" && a == "--progress") {
             o.progress = true;
-        } else if (o.command == "render" && a == "--out") {
-            if (!o.out.empty()) throw usage_error{"give one --out"};
+        } else if ((o.command == "render" && a == "--out") || (o.command == "pack" && (a == "-o" || a == "--out"))) {
+            if (!o.out.empty()) throw usage_error{"give one " + a};
             o.out = value_of(i);
+        } else if (o.command == "pack" && (a == "--precision" || a == "--shell")) {
+            std::optional<double>& v = a == "--precision" ? o.precision : o.shell;
+            if (v) throw usage_error{"give one " + a};
+            v = number_of(i);
+            if (!(*v > 0.0) || *v > 3.0e38) throw usage_error{a + " takes a length > 0 (model units), not '" + args[i] + "'"};
         } else if (a.size() > 1 && a[0] == '-') {
             throw usage_error{"unknown option '" + a + "' for " + o.command};
         } else if (o.file.empty()) {
@@ -224,6 +239,7 @@ options parse_command_line(int argc, char** argv) {
         }
     }
     if (o.file.empty()) throw usage_error{o.command + " needs a FILE"};
+    if (o.command == "pack" && o.out.empty()) throw usage_error{"pack needs -o OUT"};
     if (o.command == "pose") {
         if (!o.tick && !o.seconds) throw usage_error{"pose needs --tick T or --time SECONDS"};
         if (o.set.has_value() == !o.blend.empty())
@@ -449,6 +465,7 @@ int info_assimp(const options& o, const keyblend::assimp::scene& a) {
 #endif
 
 int info(const options& o, const tool::model& m) {
+    if (m.package) return tool::info_package(o, m);
 #ifdef KEYBLEND_TOOL_ASSIMP
     if (m.a) return info_assimp(o, *m.a);
 #endif
@@ -528,6 +545,7 @@ bool reads_with_assimp(const options& o) {
 }
 
 std::unique_ptr<model> load_model(const options& o) {
+    if (has_package_magic(o.file)) return load_package(o);
     auto m = std::make_unique<model>();
     m->path = o.file;
     const std::optional<own_format> format = format_of(o.file);
@@ -616,12 +634,17 @@ keyblend::status local_matrices(const model& m, const options& o, std::optional<
     };
     if (o.set) {
         const keyblend::clip& c = find_clip(m, *o.set);
+        if (const keyblend::compressed_clip* cc = compressed_of(m, c)) return compressed_local_matrices(*cc, s, tick(c), 1.0f, false, local);
         return keyblend::sample_local_matrices(c, s, tick(c), local);
     }
     if (keyblend::status st = keyblend::reset_to_bind(s, local); !st) return st;
     for (const auto& [name, weight] : o.blend) {
         const keyblend::clip& c = find_clip(m, name);
-        if (keyblend::status st = keyblend::blend_matrix_additive(c, s, tick(c), weight, local); !st) return st;
+        const keyblend::compressed_clip* cc = compressed_of(m, c);
+        if (keyblend::status st = cc ? compressed_local_matrices(*cc, s, tick(c), weight, true, local)
+                                     : keyblend::blend_matrix_additive(c, s, tick(c), weight, local);
+            !st)
+            return st;
     }
     return {};
 }
@@ -645,6 +668,7 @@ int run_command(const options& o) {
     const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     try {
         if (o.command == "render") return tool::render(o, *m, load_ms);
+        if (o.command == "pack") return tool::pack(o, *m);
         return o.command == "info" ? info(o, *m) : pose(o, *m);
     } catch (const usage_error& e) {
         std::fprintf(stderr, "keyblend: %s\n", e.message.c_str());

@@ -1,6 +1,7 @@
 // keyblend — the command-line tool's shared parts: its options, a loaded model (from keyblend's
-// .X loader, its BVH reader or assimp, one place), and the pose of the skeleton at a time. keyblend_tool.cpp
-// has main, `info` and `pose`; tool_render.cpp has `render`.
+// .X loader, its BVH reader, assimp, or a package, one place), and the pose of the skeleton at a time.
+// keyblend_tool.cpp has main, `info` and `pose`; tool_render.cpp has `render`; tool_pack.cpp has
+// `pack` and packages as input.
 //
 // SPDX-License-Identifier: MIT
 #pragma once
@@ -9,6 +10,7 @@
 #include <keyblend/bvh.hpp>
 #include <keyblend/clip.hpp>
 #include <keyblend/io/xfile.hpp>
+#include <keyblend/package.hpp>
 #include <keyblend/pose.hpp>
 #ifdef KEYBLEND_TOOL_ASSIMP
 #include <keyblend/assimp.hpp>
@@ -53,6 +55,8 @@ struct options {
     // The limits of an assimp import's process (tool_isolate.cpp): address space and seconds.
     std::size_t max_memory_mib = 1024;
     double max_seconds = 10.0;
+    // pack
+    std::optional<double> precision, shell;
 };
 
 /// A file loaded by either importer. The object is not copied or moved once loaded (it is
@@ -71,6 +75,14 @@ struct model {
     std::vector<const keyblend::clip*> clips;
     /// The importer's warnings (io::load_warning is an error with what the load did about it).
     std::vector<keyblend::error> warnings;
+    /// A package (tool_pack.cpp): its bytes, the skeleton built from it, its compressed clips,
+    /// each one's plain clip without channels (name, times, events: what `clips` points to) and
+    /// its meshes as io::meshes.
+    std::unique_ptr<keyblend::package_file> package;
+    std::unique_ptr<keyblend::skeleton> package_skeleton;
+    std::vector<keyblend::compressed_clip> compressed;
+    std::vector<keyblend::clip> package_clips;
+    std::vector<keyblend::io::mesh> package_meshes;
 
     /// Calls f(mesh) for every mesh (io::xfile_mesh or assimp::mesh, which share their members).
     template <class F>
@@ -81,6 +93,7 @@ struct model {
         if (a)
             for (const auto& m : a->meshes) f(m);
 #endif
+        for (const auto& m : package_meshes) f(m);
     }
     std::size_t mesh_count() const {
         std::size_t n = 0;
@@ -135,5 +148,24 @@ void model_matrices(const keyblend::skeleton& s, const std::vector<glm::mat4>& l
 
 /// `keyblend render`: see tool_render.cpp.
 int render(const options& o, const model& m, double load_ms);
+
+// Packages (tool_pack.cpp).
+/// True when the file starts with a package's magic.
+bool has_package_magic(const std::string& path);
+/// Reads a package; on failure prints the error and returns null.
+std::unique_ptr<model> load_package(const options& o);
+/// The compressed clip behind one of a package's clips (model::clips), or null for other clips.
+const keyblend::compressed_clip* compressed_of(const model& m, const keyblend::clip& c);
+/// A compressed clip's local matrices at `tick` (joints it does not store keep their bind
+/// matrices), or with `blend` its weighted difference from the bind pose added to `local`, as
+/// sample_local_matrices and blend_matrix_additive do for plain clips.
+keyblend::status compressed_local_matrices(const keyblend::compressed_clip& c, const keyblend::skeleton& s, float tick,
+                                           float weight, bool blend, std::vector<glm::mat4>& local);
+/// The model's height: the largest extent of its bind-pose skinned meshes (of its joints when it
+/// has none); 1 cm-eq is a 180th of it.
+double model_height(const model& m);
+/// `keyblend pack` and `keyblend info` on a package.
+int pack(const options& o, const model& m);
+int info_package(const options& o, const model& m);
 
 } // namespace tool

@@ -338,7 +338,7 @@ int render(const options& given, const model& m, double load_ms) {
     }
 
     std::printf("keyblend render: %s (%s, read by %s): %zu joints, %zu meshes (%zu vertices)%s\n", m.path.c_str(),
-                m.x ? "DirectX .X" : m.b ? "BVH" : "assimp", m.importer_name, s.size(), mesh_count, vertices,
+                m.x ? "DirectX .X" : m.b ? "BVH" : m.package ? "keyblend package" : "assimp", m.importer_name, s.size(), mesh_count, vertices,
                 skeleton_only ? ", no mesh: the skeleton is drawn" : draw_bones ? ", skeleton drawn over it" : "");
     for (const keyblend::clip* c : clips)
         std::printf("  set '%s': %g ticks at %g ticks/s%s\n", c->name.c_str(), double(c->duration),

@@ -887,3 +887,117 @@ TEST_CASE("render: a skeleton-only file (BVH) draws its skeleton, and every form
 }
 
 #endif
+
+namespace {
+
+/// The largest distance between the virtual vertices (at `shell` along each model axis of each
+/// joint) of two `pose --json` outputs.
+double pose_error(const json& a, const json& b, double shell) {
+    REQUIRE(a["joints"].size() == b["joints"].size());
+    double worst = 0.0;
+    for (std::size_t j = 0; j < a["joints"].size(); ++j) {
+        const glm::mat4 x = matrix_of(a["joints"][j]["model"]), y = matrix_of(b["joints"][j]["model"]);
+        const glm::dvec3 dt = glm::dvec3(x[3]) - glm::dvec3(y[3]);
+        for (int k = 0; k < 3; ++k) worst = std::max(worst, glm::length(dt + shell * (glm::dvec3(x[k]) - glm::dvec3(y[k]))));
+    }
+    return worst;
+}
+
+std::string package_path(const std::string& name) {
+    std::filesystem::create_directories(KEYBLEND_TOOL_OUT);
+    return std::string(KEYBLEND_TOOL_OUT) + "/" + name + ".kbp";
+}
+
+} // namespace
+
+TEST_CASE("pack: packages of the shared files, their sets within the bound, read by pose and render") {
+    for (const char* file : {"assimp/Testwuson.X", "assimp/BCN_Epileptic.X", "directx-sdk-legacy-samples/tiny.x"}) {
+        CAPTURE(file);
+        const auto path = kbtest::data_file(file);
+        if (!path) return;
+        const std::string out = package_path(std::filesystem::path(file).stem().string());
+        const run_result packed = run({"pack", *path, "-o", out}, true);
+        REQUIRE_MESSAGE(packed.exit_code == 0, packed.out);
+        CHECK(contains(packed.out, "0.01 cm-eq"));
+        const json info = run_json({"info", out, "--json"});
+        CHECK(keys_of(info) == std::set<std::string>{"importer", "format", "bytes", "frames", "meshes", "animation_sets"});
+        const result<io::xfile> x = io::load_xfile(*path);
+        REQUIRE(x);
+        CHECK(info["frames"] == x->skeleton.size());
+        CHECK(info["meshes"].size() == x->meshes.size());
+        REQUIRE(info["animation_sets"].size() == x->animation_sets.size());
+        for (std::size_t i = 0; i < x->animation_sets.size(); ++i) {
+            const json& set = info["animation_sets"][i];
+            const keyblend::clip& c = x->animation_sets[i].clip;
+            CAPTURE(c.name);
+            CHECK(set["name"] == c.name);
+            CHECK(set["bound_met"] == true);
+            CHECK(set["max_error"].get<double>() <= set["precision"].get<double>());
+            CHECK(set["bytes"].get<std::size_t>() < set["source_key_bytes"].get<std::size_t>());
+            // pose: the package's and the file's, within the bound (at key ticks for matrix keys,
+            // which the file's own pose lerps element-wise between keys).
+            const double precision = set["precision"].get<double>(), shell = set["shell_distance"].get<double>();
+            const bool matrix_keys = io::count_keys(c).matrix > 0;
+            const float step = matrix_keys ? c.duration / 4.0f : c.duration / 7.0f + 3.0f;
+            for (float t = 0.0f; t <= c.duration; t += std::max(step, 1.0f)) {
+                const float tick = matrix_keys ? c.channels[0].matrix.time(std::min<std::size_t>(std::size_t(t / step), c.channels[0].matrix.size() - 1)) : t;
+                const std::string ticks = std::to_string(tick);
+                const json a = run_json({"pose", out, "--set", c.name, "--tick", ticks, "--json"});
+                const json b = run_json({"pose", *path, "--set", c.name, "--tick", ticks, "--json"});
+                CAPTURE(tick);
+                CHECK(pose_error(a, b, shell) <= precision * 1.001);
+            }
+        }
+        const std::string png = std::string(KEYBLEND_TOOL_OUT) + "/pack_" + std::filesystem::path(file).stem().string() + ".png";
+        const run_result drawn = run({"render", out, "--frames", "2", "--size", "64x64", "--out", png}, true);
+        CHECK_MESSAGE(drawn.exit_code == 0, drawn.out);
+        CHECK(contains(drawn.out, "keyblend package"));
+        CHECK(std::filesystem::exists(png));
+    }
+}
+
+TEST_CASE("pack: blending a package's sets matches blending the file's within their bounds") {
+    const auto path = kbtest::data_file("assimp/Testwuson.X");
+    if (!path) return;
+    const std::string out = package_path("wuson_blend");
+    REQUIRE(run({"pack", *path, "-o", out}).exit_code == 0);
+    const json info = run_json({"info", out, "--json"});
+    const double precision = info["animation_sets"][0]["precision"].get<double>();
+    const double shell = info["animation_sets"][0]["shell_distance"].get<double>();
+    for (const char* tick : {"0", "999.5", "3000"}) {
+        const std::vector<std::string> blend = {"--tick", tick, "--blend", "Wuson_Run:0.5", "--blend", "Wuson_Walk:0.5", "--json"};
+        std::vector<std::string> a = {"pose", out}, b = {"pose", *path};
+        a.insert(a.end(), blend.begin(), blend.end());
+        b.insert(b.end(), blend.begin(), blend.end());
+        CHECK(pose_error(run_json(a), run_json(b), shell) <= precision * 1.001);
+    }
+}
+
+TEST_CASE("pack: --precision and --shell, and what it refuses") {
+    const auto path = kbtest::data_file("assimp/Testwuson.X");
+    if (!path) return;
+    const std::string coarse = package_path("wuson_coarse"), fine = package_path("wuson_fine");
+    REQUIRE(run({"pack", *path, "-o", coarse, "--precision", "0.01", "--shell", "0.1"}).exit_code == 0);
+    REQUIRE(run({"pack", *path, "--out", fine, "--precision", "0.00001"}).exit_code == 0);
+    const json c = run_json({"info", coarse, "--json"}), f = run_json({"info", fine, "--json"});
+    CHECK(c["animation_sets"][1]["precision"].get<double>() == doctest::Approx(0.01));
+    CHECK(c["animation_sets"][1]["shell_distance"].get<double>() == doctest::Approx(0.1));
+    CHECK(c["animation_sets"][1]["bytes"].get<std::size_t>() < f["animation_sets"][1]["bytes"].get<std::size_t>());
+    CHECK(f["animation_sets"][1]["max_error"].get<double>() <= 0.00001);
+    CHECK(run({"pack", *path}).exit_code == 2);                                       // no -o
+    CHECK(run({"pack", *path, "-o", fine, "--precision", "0"}).exit_code == 2);       // not > 0
+    CHECK(run({"pack", *path, "-o", fine, "--shell", "x"}).exit_code == 2);
+    CHECK(run({"info", *path, "--precision", "1"}).exit_code == 2);                   // pack's option
+    const run_result again = run({"pack", coarse, "-o", fine}, true);                 // a package already
+    CHECK(again.exit_code == 1);
+    CHECK(contains(again.out, "package already"));
+    // A damaged package: refused with the place named.
+    std::ifstream in(coarse, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bytes.resize(bytes.size() / 2);
+    const std::string cut = package_path("wuson_cut");
+    std::ofstream(cut, std::ios::binary) << bytes;
+    const run_result damaged = run({"info", cut}, true);
+    CHECK(damaged.exit_code == 1);
+    CHECK(contains(damaged.out, "package: header (byte 8)"));
+}

@@ -12,6 +12,7 @@
 // Each ozz case is printed beside the keyblend case of the same name: the ratio is keyblend / ozz.
 // Built only when KEYBLEND_OZZ_SOURCE_DIR names ozz's sources (bench/ozz/CMakeLists.txt).
 #include "../crowd.hpp"
+#include "ozz_convert.hpp"
 
 #include "ozz/animation/offline/animation_builder.h"
 #include "ozz/animation/offline/raw_animation.h"
@@ -52,18 +53,6 @@ struct ozz_model {
     std::vector<float> weights;                     // n x (k - 1)
 };
 
-oo::RawSkeleton::Joint raw_joint(const keyblend::skeleton& s, const std::vector<std::vector<std::size_t>>& children,
-                                 std::size_t j) {
-    oo::RawSkeleton::Joint out;
-    out.name = s.name(j).c_str();
-    const keyblend::transform& b = s.bind_transforms()[j];
-    out.transform.translation = om::Float3(b.translation.x, b.translation.y, b.translation.z);
-    out.transform.rotation = om::Quaternion(b.rotation.x, b.rotation.y, b.rotation.z, b.rotation.w);
-    out.transform.scale = om::Float3(b.scale.x, b.scale.y, b.scale.z);
-    for (std::size_t c : children[j]) out.children.push_back(raw_joint(s, children, c));
-    return out;
-}
-
 om::Float4x4 to_ozz(const glm::mat4& m) {
     om::Float4x4 out;
     for (int c = 0; c < 4; ++c) out.cols[c] = om::simd_float4::Load(m[c][0], m[c][1], m[c][2], m[c][3]);
@@ -79,22 +68,8 @@ ozz_model make_ozz_model() {
     const model& m = the_model();
     const keyblend::skeleton& s = m.skeleton;
     ozz_model o;
-    std::vector<std::vector<std::size_t>> children(s.size());
-    oo::RawSkeleton raw;
-    for (std::size_t j = 0; j < s.size(); ++j) {
-        if (s.parent(j) < 0) continue;
-        children[std::size_t(s.parent(j))].push_back(j);
-    }
-    for (std::size_t j = 0; j < s.size(); ++j)
-        if (s.parent(j) < 0) raw.roots.push_back(raw_joint(s, children, j));
-    if (!raw.Validate()) fail("the RawSkeleton does not validate");
-    o.skeleton = oo::SkeletonBuilder()(raw);
+    o.skeleton = kbozz::make_skeleton(s, o.ozz_of_joint);
     if (!o.skeleton) fail("SkeletonBuilder failed");
-    o.ozz_of_joint.assign(s.size(), -1);
-    const auto names = o.skeleton->joint_names();
-    for (std::size_t j = 0; j < s.size(); ++j)
-        for (std::size_t k = 0; k < names.size(); ++k)
-            if (s.name(j) == names[k]) o.ozz_of_joint[j] = int(k);
     for (int v : o.ozz_of_joint)
         if (v < 0) fail("joint names do not match (duplicate or empty names)");
 

@@ -5,11 +5,13 @@
 
 #include "blend.hpp"
 #include "clip.hpp"
+#include "compress.hpp"
 #include "error.hpp"
 #include "ik.hpp"
 #include "key.hpp"
 #include "math.hpp"
 #include "motion.hpp"
+#include "package.hpp"
 #include "player.hpp"
 #include "pose.hpp"
 #include "sample.hpp"

@@ -1,0 +1,194 @@
+// keyblend's compressed clips beside ozz-animation 0.16's optimised animations on the same clips of
+// the shared .X files, in the same run: built only when KEYBLEND_OZZ_SOURCE_DIR names ozz's
+// sources (bench/ozz/CMakeLists.txt). Never by default, never in CI.
+//
+//   compress_ozz/<file>/<set>/sample/<random|forward>/<keyblend|ozz>
+//       a whole local pose per iteration (keyblend: local_pose from compressed_clip; ozz:
+//       SamplingJob into SoaTransforms, with its context); counters: bytes (ozz:
+//       Animation::size()) and error_cm_eq (virtual vertices at 3 cm-eq against keyblend's
+//       full-precision sampling, every 1/60 s and at the end).
+//
+// ozz gets every key of the clip (matrix keys split into translation, rotation and scale, missing
+// components as the bind pose), its AnimationOptimizer with its defaults (1 mm at 10 cm) scaled to
+// the model as keyblend's bound is (1 mm-eq at 10 cm-eq), then AnimationBuilder. The ratio table
+// compares keyblend's rate with ozz's.
+#include "../bench_main.hpp"
+#include "../compress_data.hpp"
+#include "ozz_convert.hpp"
+
+#include "ozz/animation/offline/animation_builder.h"
+#include "ozz/animation/offline/animation_optimizer.h"
+#include "ozz/animation/runtime/animation.h"
+#include "ozz/animation/runtime/sampling_job.h"
+#include "ozz/base/maths/soa_transform.h"
+#include "ozz/base/span.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace oa = ozz::animation;
+namespace oo = ozz::animation::offline;
+namespace om = ozz::math;
+using kbbench::clip_case;
+using kbbench::file_case;
+
+struct ozz_clip {
+    ozz::unique_ptr<oa::Skeleton> skeleton;
+    std::vector<int> ozz_of_joint;
+    ozz::unique_ptr<oa::Animation> animation;
+    double error_cm = 0.0;
+};
+
+/// Every key of the clip as ozz's raw tracks (seconds), matrix keys split into T, R, S.
+oo::RawAnimation raw_animation(const keyblend::skeleton& s, const keyblend::clip& c, const std::vector<int>& ozz_of_joint) {
+    const double tps = double(c.ticks_per_second);
+    oo::RawAnimation a;
+    a.duration = float(double(c.duration) / tps);
+    a.tracks.resize(s.size());
+    std::vector<const keyblend::channel*> of_joint(s.size(), nullptr);
+    for (const keyblend::channel& ch : c.channels) of_joint[ch.joint] = &ch;
+    const auto sec = [&](float ticks) { return float(double(ticks) / tps); };
+    for (std::size_t j = 0; j < s.size(); ++j) {
+        oo::RawAnimation::JointTrack& tr = a.tracks[std::size_t(ozz_of_joint[j])];
+        const keyblend::transform& b = s.bind_transforms()[j];
+        const keyblend::channel* ch = of_joint[j];
+        keyblend::position_track<float> t = ch ? ch->translation : keyblend::position_track<float>();
+        keyblend::rotation_track<float> r = ch ? ch->rotation : keyblend::rotation_track<float>();
+        keyblend::scale_track<float> sc = ch ? ch->scale : keyblend::scale_track<float>();
+        if (ch && ch->has_matrix())
+            for (std::size_t k = 0; k < ch->matrix.size(); ++k) {
+                const keyblend::transform x = keyblend::to_transform(ch->matrix.value(k));
+                t.push_back(ch->matrix.time(k), x.translation);
+                r.push_back(ch->matrix.time(k), x.rotation);
+                sc.push_back(ch->matrix.time(k), x.scale);
+            }
+        if (t.empty()) t.push_back(0.0f, b.translation);
+        if (r.empty()) r.push_back(0.0f, b.rotation);
+        if (sc.empty()) sc.push_back(0.0f, b.scale);
+        for (std::size_t k = 0; k < t.size(); ++k)
+            tr.translations.push_back({sec(t.time(k)), om::Float3(t.value(k).x, t.value(k).y, t.value(k).z)});
+        for (std::size_t k = 0; k < r.size(); ++k)
+            tr.rotations.push_back({sec(r.time(k)), om::Quaternion(r.value(k).x, r.value(k).y, r.value(k).z, r.value(k).w)});
+        for (std::size_t k = 0; k < sc.size(); ++k)
+            tr.scales.push_back({sec(sc.time(k)), om::Float3(sc.value(k).x, sc.value(k).y, sc.value(k).z)});
+    }
+    return a;
+}
+
+/// ozz's SoA output as keyblend transforms.
+void to_pose(const std::vector<om::SoaTransform>& soa, const std::vector<int>& ozz_of_joint, keyblend::local_pose& out) {
+    out.resize(ozz_of_joint.size());
+    for (std::size_t j = 0; j < ozz_of_joint.size(); ++j) {
+        const std::size_t o = std::size_t(ozz_of_joint[j]), lane = o % 4;
+        const om::SoaTransform& x = soa[o / 4];
+        float v[10][4];
+        const om::SimdFloat4 parts[10] = {x.translation.x, x.translation.y, x.translation.z, x.rotation.x, x.rotation.y,
+                                          x.rotation.z,    x.rotation.w,    x.scale.x,       x.scale.y,    x.scale.z};
+        for (int k = 0; k < 10; ++k) om::StorePtrU(parts[k], v[k]);
+        out.set(j, keyblend::transform{glm::vec3(v[0][lane], v[1][lane], v[2][lane]),
+                                       keyblend::make_quat(v[6][lane], v[3][lane], v[4][lane], v[5][lane]),
+                                       glm::vec3(v[7][lane], v[8][lane], v[9][lane])});
+    }
+}
+
+struct ozz_case {
+    const file_case* file = nullptr;
+    const clip_case* clip = nullptr;
+    std::unique_ptr<ozz_clip> ozz;
+};
+
+std::vector<ozz_case>& cases() {
+    static std::vector<ozz_case> all = [] {
+        std::vector<ozz_case> out;
+        for (const file_case& f : kbbench::files())
+            for (const clip_case& c : f.clips) {
+                ozz_case k{&f, &c, std::make_unique<ozz_clip>()};
+                ozz_clip& o = *k.ozz;
+                const keyblend::skeleton& s = f.x->skeleton;
+                o.skeleton = kbozz::make_skeleton(s, o.ozz_of_joint);
+                if (!o.skeleton || std::find(o.ozz_of_joint.begin(), o.ozz_of_joint.end(), -1) != o.ozz_of_joint.end()) continue;
+                const oo::RawAnimation raw = raw_animation(s, *c.plain, o.ozz_of_joint);
+                oo::AnimationOptimizer optimizer;
+                optimizer.setting = oo::AnimationOptimizer::Setting(float(0.1 * f.cm), float(10.0 * f.cm));
+                oo::RawAnimation optimized;
+                if (!raw.Validate() || !optimizer(raw, *o.skeleton, &optimized)) continue;
+                o.animation = oo::AnimationBuilder()(optimized);
+                if (!o.animation) continue;
+                oa::SamplingJob::Context ctx(o.skeleton->num_joints());
+                std::vector<om::SoaTransform> soa(std::size_t(o.skeleton->num_soa_joints()));
+                const double duration = double(c.plain->duration);
+                o.error_cm = kbbench::error_cm(f, *c.plain, [&](float tick, keyblend::local_pose& p) {
+                    oa::SamplingJob job;
+                    job.animation = o.animation.get();
+                    job.context = &ctx;
+                    job.ratio = duration > 0.0 ? float(double(tick) / duration) : 0.0f;
+                    job.output = ozz::make_span(soa);
+                    (void)job.Run();
+                    to_pose(soa, o.ozz_of_joint, p);
+                });
+                out.push_back(std::move(k));
+            }
+        return out;
+    }();
+    return all;
+}
+
+void set_rate(benchmark::State& state) {
+    state.counters["poses/s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+void bm_keyblend(benchmark::State& state, const ozz_case* k, bool forward) {
+    const std::vector<float> t = kbbench::times(*k->clip->plain, forward);
+    keyblend::compressed_sampling_context ctx;
+    keyblend::local_pose pose;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        (void)keyblend::sample_clip(k->clip->compressed, k->file->x->skeleton, t[i++ & 1023], ctx, pose);
+        benchmark::DoNotOptimize(pose.data(keyblend::local_pose::rotation_w));
+        benchmark::ClobberMemory();
+    }
+    set_rate(state);
+    state.counters["bytes"] = double(k->clip->compressed.size());
+    state.counters["error_cm_eq"] = k->clip->error_cm;
+}
+
+void bm_ozz(benchmark::State& state, const ozz_case* k, bool forward) {
+    const std::vector<float> t = kbbench::times(*k->clip->plain, forward);
+    const ozz_clip& o = *k->ozz;
+    oa::SamplingJob::Context ctx(o.skeleton->num_joints());
+    std::vector<om::SoaTransform> soa(std::size_t(o.skeleton->num_soa_joints()));
+    const float duration = k->clip->plain->duration;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        oa::SamplingJob job;
+        job.animation = o.animation.get();
+        job.context = &ctx;
+        job.ratio = duration > 0.0f ? t[i++ & 1023] / duration : 0.0f;
+        job.output = ozz::make_span(soa);
+        benchmark::DoNotOptimize(job.Run());
+        benchmark::ClobberMemory();
+    }
+    set_rate(state);
+    state.counters["bytes"] = double(o.animation->size());
+    state.counters["error_cm_eq"] = o.error_cm;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    for (const ozz_case& k : cases()) {
+        const std::string base = "compress_ozz/" + k.file->name + "/" + (k.clip->plain->name.empty() ? "(unnamed)" : k.clip->plain->name);
+        for (bool forward : {false, true}) {
+            const std::string playback = base + "/sample/" + (forward ? "forward" : "random");
+            benchmark::RegisterBenchmark((playback + "/ozz").c_str(), bm_ozz, &k, forward);
+            benchmark::RegisterBenchmark((playback + "/keyblend").c_str(), bm_keyblend, &k, forward);
+        }
+    }
+    return kbbench::run(argc, argv, [](const std::string& name) -> std::string {
+        const std::size_t slash = name.rfind('/');
+        return name.substr(slash + 1) == "keyblend" ? name.substr(0, slash + 1) + "ozz" : std::string();
+    });
+}
