@@ -26,6 +26,24 @@
 #include <string>
 #include <vector>
 
+// The inline namespace of the compiled loaders' functions, named after the GLM memory layout they
+// were compiled for (GLM_FORCE_DEFAULT_ALIGNED_GENTYPES, GLM_FORCE_QUAT_DATA_WXYZ): a program
+// compiled with another layout than a loader library fails to link instead of reading vectors at
+// the wrong offsets.
+#if GLM_CONFIG_ALIGNED_GENTYPES == GLM_ENABLE && defined(GLM_FORCE_DEFAULT_ALIGNED_GENTYPES)
+#if defined(GLM_FORCE_QUAT_DATA_WXYZ)
+#define KEYBLEND_IO_GLM_LAYOUT glm_aligned_wxyz
+#else
+#define KEYBLEND_IO_GLM_LAYOUT glm_aligned_xyzw
+#endif
+#else
+#if defined(GLM_FORCE_QUAT_DATA_WXYZ)
+#define KEYBLEND_IO_GLM_LAYOUT glm_packed_wxyz
+#else
+#define KEYBLEND_IO_GLM_LAYOUT glm_packed_xyzw
+#endif
+#endif
+
 namespace keyblend {
 namespace io {
 

@@ -72,20 +72,6 @@
 #define KEYBLEND_IO_FUNCTION inline
 #endif
 
-// The inline namespace naming the GLM memory layout (see the top of this file).
-#if GLM_CONFIG_ALIGNED_GENTYPES == GLM_ENABLE && defined(GLM_FORCE_DEFAULT_ALIGNED_GENTYPES)
-#if defined(GLM_FORCE_QUAT_DATA_WXYZ)
-#define KEYBLEND_IO_GLM_LAYOUT glm_aligned_wxyz
-#else
-#define KEYBLEND_IO_GLM_LAYOUT glm_aligned_xyzw
-#endif
-#else
-#if defined(GLM_FORCE_QUAT_DATA_WXYZ)
-#define KEYBLEND_IO_GLM_LAYOUT glm_packed_wxyz
-#else
-#define KEYBLEND_IO_GLM_LAYOUT glm_packed_xyzw
-#endif
-#endif
 
 namespace keyblend {
 namespace io {
