@@ -36,6 +36,12 @@ using io::warning_action;
 
 constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
+/// A rotation (node or key) whose length differs from 1 by more than float rounding of a unit
+/// quaternion but at most key_traits<glm::quat>::unit_tolerance was written with few digits: it is
+/// normalised (a note says so), since glTF rotations are unit quaternions and keyblend's matrices
+/// of a non-unit quaternion scale. Past the tolerance it is a problem (strict: an error).
+constexpr float unit_rounding = 1e-6f;
+
 constexpr std::uint32_t glb_magic = 0x46546C67u; // "glTF"
 constexpr std::uint32_t chunk_json = 0x4E4F534Au; // "JSON"
 constexpr std::uint32_t chunk_bin = 0x004E4942u;  // "BIN\0"
@@ -1019,7 +1025,12 @@ bool loader::nodes(dom::object root) {
         if (!ok()) return false;
         if (has_r) {
             const float length = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-            if (std::fabs(length - 1.0f) > key_traits<glm::quat>::unit_tolerance) {
+            if (std::fabs(length - 1.0f) > unit_rounding && std::fabs(length - 1.0f) <= key_traits<glm::quat>::unit_tolerance) {
+                if (!warn(errc::not_normalized, at(where, "rotation"),
+                          "length " + impl::float_to_string(length) + " (within 1e-3 of 1) normalised", warning_action::note))
+                    return false;
+                for (float& c : q) c /= length;
+            } else if (std::fabs(length - 1.0f) > key_traits<glm::quat>::unit_tolerance) {
                 if (!problem(errc::not_normalized, at(where, "rotation"),
                              "length " + impl::float_to_string(length) +
                                  (length > 0.0f ? " normalised" : " is no rotation: the identity is used"),
@@ -1862,7 +1873,7 @@ bool loader::build_track(const std::vector<float>& times, const std::vector<floa
     };
     std::vector<key_data> k;
     k.reserve(keys);
-    std::size_t non_finite = 0, first_bad = 0, renormalised = 0, zero = 0;
+    std::size_t non_finite = 0, first_bad = 0, renormalised = 0, rounded = 0, zero = 0;
     const auto element = [&](std::size_t e) { return value_from<Value>(values.data() + (e * stride + offset) * components); };
     for (std::size_t i = 0; i < keys; ++i) {
         key_data d{times[i], Value{}, cubic ? element(3 * i + 1) : element(i), Value{}};
@@ -1876,7 +1887,11 @@ bool loader::build_track(const std::vector<float>& times, const std::vector<floa
         }
         if constexpr (std::is_same_v<Value, glm::quat>) {
             const float length = std::sqrt(glm::dot(d.value, d.value));
-            if (std::fabs(length - 1.0f) > key_traits<glm::quat>::unit_tolerance) {
+            if (std::fabs(length - 1.0f) > unit_rounding && std::fabs(length - 1.0f) <= key_traits<glm::quat>::unit_tolerance) {
+                // Written with few digits: a rotation all the same, made unit (see unit_rounding).
+                ++rounded;
+                d.value = d.value / length;
+            } else if (std::fabs(length - 1.0f) > key_traits<glm::quat>::unit_tolerance) {
                 if (!(length > 0.0f)) {
                     ++zero;
                     continue;
@@ -1897,6 +1912,10 @@ bool loader::build_track(const std::vector<float>& times, const std::vector<floa
         return false;
     if (zero && !problem(errc::not_normalized, where, std::to_string(zero) + " rotation keys of length 0 dropped",
                          warning_action::dropped))
+        return false;
+    if (rounded && !warn(errc::not_normalized, where,
+                         std::to_string(rounded) + " rotation keys within 1e-3 of unit length normalised",
+                         warning_action::note))
         return false;
     if (renormalised && !problem(errc::not_normalized, where,
                                  std::to_string(renormalised) + " rotation keys not of unit length normalised",
