@@ -128,10 +128,21 @@ struct tolerances {
     double weight = 1e-6;
 };
 
+/// With KEYBLEND_GLTF_SEEDS set to a folder, the files the tests build are written there too: the
+/// glTF fuzzer's seeds (.ci/run).
+void save_seed(const std::vector<unsigned char>& bytes) {
+    const char* folder = std::getenv("KEYBLEND_GLTF_SEEDS");
+    if (!folder || bytes.size() > (std::size_t{1} << 20)) return;
+    static int count = 0;
+    std::ofstream(std::string(folder) + "/seed_" + std::to_string(count++) + ".gltf", std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+}
+
 /// Every model matrix, morph weight and vertex of `bytes` (loaded by keyblend) against the
 /// specification's evaluation, for every animation (or the rest pose) at check_times.
 void check_against_spec(const std::vector<unsigned char>& bytes, const std::string& directory = "",
                         const tolerances& tol = {}) {
+    save_seed(bytes);
     const spec_gltf g(bytes, directory);
     io::load_options o;
     o.mode = io::parse_mode::strict;
@@ -538,6 +549,7 @@ gltf_builder morph_file() {
 /// Expects strict mode to fail naming `place` (with `code`), and lenient mode to load with a
 /// warning naming it; returns the lenient model.
 gltf::model strict_fails_lenient_warns(const std::vector<unsigned char>& file, errc code, const std::string& place) {
+    save_seed(file);
     const auto strict = load_bytes(file, io::parse_mode::strict);
     REQUIRE_FALSE(strict);
     CHECK(strict.error().code == code);

@@ -1,0 +1,88 @@
+// libFuzzer target for the glTF loader, .glb and .gltf inputs alike (the loader tells them apart by
+// their bytes). Whatever the bytes, load_memory must return a value or an error with a message, in
+// both modes, without a sanitizer report, within libFuzzer's time and memory limits; and a value
+// must keep every promise gltf.hpp makes (indices in range, layouts sized, clips valid, vertex data
+// and bind poses finite, warnings bounded). A broken promise traps.
+//
+// Built by .ci/run with clang (-DKEYBLEND_BUILD_FUZZ=ON), seeded with the shared glTF files and
+// the files tests/test_gltf.cpp writes (KEYBLEND_GLTF_SEEDS), run for a bounded time under
+// AddressSanitizer and UndefinedBehaviorSanitizer.
+#include <keyblend/gltf.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace {
+
+void require(bool promise) {
+    if (!promise) __builtin_trap();
+}
+
+void check(const keyblend::gltf::model& g, const keyblend::io::load_options& options) {
+    const keyblend::skeleton& s = g.skeleton;
+    require(s.size() == g.contents.nodes);
+    require(g.joint_of_node.size() == s.size());
+    for (std::size_t j = 0; j < s.size(); ++j) {
+        require(s.parent(j) < static_cast<keyblend::joint_index>(j));
+        require(keyblend::is_finite(s.bind_model()[j]));
+    }
+    require(g.warnings.size() <= options.max_warnings);
+    for (const keyblend::io::load_warning& w : g.warnings) require(!w.message.empty() && w.message.size() < 2000);
+    std::size_t vertices = 0;
+    for (const keyblend::gltf::mesh_instance& m : g.meshes) {
+        const std::size_t n = m.positions.size();
+        vertices += n;
+        require(m.joint < s.size() && m.node_index < s.size() && m.joint == g.joint_of_node[m.node_index]);
+        for (const glm::vec3& p : m.positions) require(keyblend::is_finite(p));
+        for (const glm::vec3& v : m.normals) require(keyblend::is_finite(v));
+        for (const glm::vec4& v : m.tangents) require(keyblend::is_finite(v));
+        require(m.normals.empty() || m.normals.size() == n);
+        require(m.tangents.empty() || m.tangents.size() == n);
+        require(m.texcoords.empty() || m.texcoords.size() == n);
+        require(m.indices.size() % 3 == 0);
+        for (std::uint32_t v : m.indices) require(v < n);
+        require(m.triangle_materials.empty() || m.triangle_materials.size() == m.indices.size() / 3);
+        for (std::uint32_t t : m.triangle_materials) require(t < m.materials.size());
+        const keyblend::io::mesh_skin& k = m.skin;
+        require(k.influences_per_vertex <= keyblend::io::max_influences_per_vertex);
+        require(k.bone_indices.size() == n * k.influences_per_vertex);
+        require(k.weights.size() == n * k.influences_per_vertex);
+        require(!k.bones.empty() || k.influences_per_vertex == 0);
+        for (std::uint16_t b : k.bone_indices) require(b == 0 || b < k.bones.size());
+        for (float w : k.weights) require(keyblend::is_finite(w));
+        for (const keyblend::io::skin_bone& b : k.bones)
+            require(b.joint < s.size() && s.name(b.joint) == b.name && keyblend::is_finite(b.offset));
+        require(m.morph_targets.empty() || m.morph_targets.size() == s.morph_weight_count(m.joint));
+        for (const keyblend::io::morph_target& t : m.morph_targets) {
+            require(t.positions.empty() || t.positions.size() == n);
+            require(t.normals.empty() || t.normals.size() == n);
+            require(t.tangents.empty() || t.tangents.size() == n);
+            for (const glm::vec3& d : t.positions) require(keyblend::is_finite(d));
+        }
+    }
+    require(vertices <= options.max_vertices);
+    require(g.meshes.size() <= options.max_meshes);
+    for (const keyblend::gltf::animation& a : g.animations) {
+        require(static_cast<bool>(keyblend::validate_clip(a.clip, s)));
+        require(a.clip.duration == keyblend::last_key_time(a.clip));
+        require(a.clip.ticks_per_second == 1.0f);
+    }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    for (keyblend::io::parse_mode mode : {keyblend::io::parse_mode::strict, keyblend::io::parse_mode::lenient}) {
+        // The default limits, but for vertices and keys that keep each run quick.
+        keyblend::io::load_options options;
+        options.mode = mode;
+        options.max_vertices = std::size_t{1} << 20;
+        options.max_keys = std::size_t{1} << 20;
+        const keyblend::result<keyblend::gltf::model> r = keyblend::gltf::load_memory(data, size, options, "fuzz");
+        if (r)
+            check(*r, options);
+        else
+            require(!r.error().message.empty() && r.error().message.size() < 2000);
+    }
+    return 0;
+}
