@@ -257,6 +257,26 @@ const std::pair<const char*, keyblend::io::warning_action> warning_kinds[] = {
     {"notes", keyblend::io::warning_action::note},
 };
 
+/// A keyblend loader's warnings in `info --json`: one array per kind of warning_kinds.
+void warnings_json(const std::vector<keyblend::io::load_warning>& warnings, json& out) {
+    for (const auto& [key, action] : warning_kinds) {
+        out[key] = json::array();
+        for (const keyblend::io::load_warning& m : warnings)
+            if (m.action == action) out[key].push_back(m.message);
+    }
+}
+
+/// The same as text: each kind's count, then its messages.
+void print_warnings(const std::vector<keyblend::io::load_warning>& warnings) {
+    for (const auto& [key, action] : warning_kinds) {
+        std::size_t n = 0;
+        for (const keyblend::io::load_warning& m : warnings) n += m.action == action;
+        std::printf("%s: %zu\n", key, n);
+        for (const keyblend::io::load_warning& m : warnings)
+            if (m.action == action) std::printf("  %s\n", m.message.c_str());
+    }
+}
+
 /// info for a file keyblend's .X loader read: the .X header's facts and the loader's figures.
 int info_xfile(const options& o, const keyblend::io::xfile& x) {
     if (o.json) {
@@ -279,11 +299,7 @@ int info_xfile(const options& o, const keyblend::io::xfile& x) {
                            {"animations", w.animations},
                            {"animation_keys", w.animation_keys},
                            {"keys", w.keys}};
-        for (const auto& [key, action] : warning_kinds) {
-            out[key] = json::array();
-            for (const keyblend::io::load_warning& m : x.warnings)
-                if (m.action == action) out[key].push_back(m.message);
-        }
+        warnings_json(x.warnings, out);
         out["animation_sets"] = json::array();
         for (const keyblend::io::xfile_animation_set& s : x.animation_sets)
             out["animation_sets"].push_back(clip_json(s.clip));
@@ -319,13 +335,7 @@ int info_xfile(const options& o, const keyblend::io::xfile& x) {
                 "sets, %zu Animations with %zu AnimationKeys, %zu keys\n",
                 w.frames, w.meshes, w.materials, w.skin_weights, w.animation_sets, w.animations,
                 w.animation_keys, w.keys);
-    for (const auto& [key, action] : warning_kinds) {
-        std::size_t n = 0;
-        for (const keyblend::io::load_warning& m : x.warnings) n += m.action == action;
-        std::printf("%s: %zu\n", key, n);
-        for (const keyblend::io::load_warning& m : x.warnings)
-            if (m.action == action) std::printf("  %s\n", m.message.c_str());
-    }
+    print_warnings(x.warnings);
     return exit_ok;
 }
 
@@ -402,11 +412,7 @@ int info_gltf(const options& o, const keyblend::gltf::model& g) {
                            {"skins", w.skins},         {"animations", w.animations}, {"channels", w.channels},
                            {"accessors", w.accessors}, {"materials", w.materials}, {"cameras", w.cameras},
                            {"images", w.images}};
-        for (const auto& [key, action] : warning_kinds) {
-            out[key] = json::array();
-            for (const keyblend::io::load_warning& m : g.warnings)
-                if (m.action == action) out[key].push_back(m.message);
-        }
+        warnings_json(g.warnings, out);
         out["animation_sets"] = json::array();
         for (const keyblend::gltf::animation& a : g.animations) out["animation_sets"].push_back(clip_json(a.clip));
         std::cout << out.dump(2) << '\n';
@@ -429,13 +435,7 @@ int info_gltf(const options& o, const keyblend::gltf::model& g) {
                 "%zu accessors, %zu materials, %zu cameras, %zu images\n",
                 w.nodes, w.meshes, w.primitives, w.skins, w.animations, w.channels, w.accessors, w.materials,
                 w.cameras, w.images);
-    for (const auto& [key, action] : warning_kinds) {
-        std::size_t n = 0;
-        for (const keyblend::io::load_warning& m : g.warnings) n += m.action == action;
-        std::printf("%s: %zu\n", key, n);
-        for (const keyblend::io::load_warning& m : g.warnings)
-            if (m.action == action) std::printf("  %s\n", m.message.c_str());
-    }
+    print_warnings(g.warnings);
     return exit_ok;
 }
 #endif

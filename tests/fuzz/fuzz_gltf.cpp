@@ -7,6 +7,8 @@
 // Built by .ci/run with clang (-DKEYBLEND_BUILD_FUZZ=ON), seeded with the shared glTF files and
 // the files tests/test_gltf.cpp writes (KEYBLEND_GLTF_SEEDS), run for a bounded time under
 // AddressSanitizer and UndefinedBehaviorSanitizer.
+#include "fuzz_checks.hpp"
+
 #include <keyblend/gltf.hpp>
 
 #include <cstddef>
@@ -14,9 +16,7 @@
 
 namespace {
 
-void require(bool promise) {
-    if (!promise) __builtin_trap();
-}
+using fuzz::require;
 
 void check(const keyblend::gltf::model& g, const keyblend::io::load_options& options) {
     const keyblend::skeleton& s = g.skeleton;
@@ -43,15 +43,7 @@ void check(const keyblend::gltf::model& g, const keyblend::io::load_options& opt
         for (std::uint32_t v : m.indices) require(v < n);
         require(m.triangle_materials.empty() || m.triangle_materials.size() == m.indices.size() / 3);
         for (std::uint32_t t : m.triangle_materials) require(t < m.materials.size());
-        const keyblend::io::mesh_skin& k = m.skin;
-        require(k.influences_per_vertex <= keyblend::io::max_influences_per_vertex);
-        require(k.bone_indices.size() == n * k.influences_per_vertex);
-        require(k.weights.size() == n * k.influences_per_vertex);
-        require(!k.bones.empty() || k.influences_per_vertex == 0);
-        for (std::uint16_t b : k.bone_indices) require(b == 0 || b < k.bones.size());
-        for (float w : k.weights) require(keyblend::is_finite(w));
-        for (const keyblend::io::skin_bone& b : k.bones)
-            require(b.joint < s.size() && s.name(b.joint) == b.name && keyblend::is_finite(b.offset));
+        fuzz::check_skin(m.skin, n, s);
         require(m.morph_targets.empty() || m.morph_targets.size() == s.morph_weight_count(m.joint));
         for (const keyblend::io::morph_target& t : m.morph_targets) {
             require(t.positions.empty() || t.positions.size() == n);
