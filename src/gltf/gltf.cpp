@@ -1529,14 +1529,41 @@ bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
     if (!ok()) return false;
 
     // Influences: every JOINTS_n / WEIGHTS_n pair.
-    std::vector<std::vector<float>> joint_sets, weight_sets;
+    // Joint indices as integers (Draco's as floats, converted; a value that is no index becomes
+    // 0xffffffff, which no skin has).
+    const auto joint_attribute = [&](const char* name, std::vector<std::uint32_t>& out) -> bool {
+        if (compressed) {
+            const auto it = draco_ids.find(name);
+            if (it != draco_ids.end() && requests[std::size_t(it->second)].found) {
+                std::vector<float> f;
+                if (!attribute(name, 4, f)) return false;
+                out.resize(f.size());
+                for (std::size_t i = 0; i < f.size(); ++i)
+                    out[i] = f[i] >= 0.0f && f[i] < 65536.0f && f[i] == std::floor(f[i]) ? static_cast<std::uint32_t>(f[i])
+                                                                                           : 0xffffffffu;
+                return true;
+            }
+        }
+        const auto w = [&] { return at(aw, name); };
+        const std::size_t a = index_member(attributes, name, aw, accessors_.size(), "accessors");
+        if (a == npos || !read_uints(a, 4, options_.max_vertices, w, out)) return false;
+        if (out.size() != vertices * 4)
+            return problem(errc::size_mismatch, w(),
+                           "accessor " + std::to_string(a) + " has " + std::to_string(out.size() / 4) +
+                               " elements, the primitive " + std::to_string(vertices) + " vertices; ignored",
+                           warning_action::dropped) && false;
+        return true;
+    };
+    std::vector<std::vector<std::uint32_t>> joint_sets;
+    std::vector<std::vector<float>> weight_sets;
     for (unsigned set = 0;; ++set) {
         const std::string jn = "JOINTS_" + std::to_string(set), wn = "WEIGHTS_" + std::to_string(set);
         dom::element je, we;
         const bool has_j = member(attributes, jn.c_str(), je), has_w = member(attributes, wn.c_str(), we);
         if (!has_j && !has_w) break;
-        std::vector<float> j, w;
-        const bool read_j = has_j && attribute(jn.c_str(), 4, j);
+        std::vector<std::uint32_t> j;
+        std::vector<float> w;
+        const bool read_j = has_j && joint_attribute(jn.c_str(), j);
         const bool read_w = has_w && attribute(wn.c_str(), 4, w);
         if (!ok()) return false;
         if (read_j != read_w) {
@@ -1559,7 +1586,8 @@ bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
         skin.bone_indices.assign(vertices * wide, 0);
         skin.weights.assign(vertices * wide, 0.0f);
         in.resize(4 * joint_sets.size());
-        std::vector<const float*> joint_data, weight_data;
+        std::vector<const std::uint32_t*> joint_data;
+        std::vector<const float*> weight_data;
         for (std::size_t s = 0; s < joint_sets.size(); ++s) {
             joint_data.push_back(joint_sets[s].data());
             weight_data.push_back(weight_sets[s].data());
@@ -1573,12 +1601,9 @@ bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
             for (std::size_t s = 0; s < sets; ++s)
                 for (std::size_t c = 0; c < 4; ++c) {
                     const float w = weight_data[s][4 * v + c];
-                    const float j = joint_data[s][4 * v + c];
+                    const std::uint32_t index = joint_data[s][4 * v + c];
                     const bool positive = w > 0.0f;
-                    // (clamped into [0, 65535] before converting, NaN to 0; whole and unchanged: valid)
-                    const float clamped = std::min(j > 0.0f ? j : 0.0f, 65535.0f);
-                    const auto index = static_cast<std::uint32_t>(clamped);
-                    const bool joint_ok = static_cast<float>(index) == j;
+                    const bool joint_ok = index < 65536u;
                     in[used] = {index, w};
                     used += static_cast<std::size_t>(positive && joint_ok);
                     sum += positive && joint_ok ? w : 0.0f;
@@ -2282,8 +2307,8 @@ result<model> load(const std::string& path, const io::load_options& options) {
     const std::size_t slash = path.find_last_of('/');
     const std::string directory = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
 #if defined(KEYBLEND_GLTF_MMAP)
-    // The file mapped rather than read: the loader touches its JSON and the buffer views it uses,
-    // not the images a .glb often carries, and nothing is copied.
+    // The file mapped rather than read: nothing is copied, and the pages of what the loader does
+    // not use (the images a .glb often carries) are never touched.
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         struct stat st;
