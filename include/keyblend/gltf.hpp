@@ -23,7 +23,8 @@
 //   as the specification says): skinned vertices are in the skeleton's model space, the mesh
 //   node's own transform not applied, as glTF says.
 // - clips: one per animation, times in seconds (ticks_per_second = 1, key times the file's floats
-//   unchanged, duration the last key time), one channel per animated node; STEP, LINEAR (rotation:
+//   unchanged, duration the last key time, or 0 when every key is before 0), one channel per
+//   animated node; STEP, LINEAR (rotation:
 //   short-path slerp) and CUBICSPLINE (with the file's tangents) map to interpolation::step,
 //   linear and cubic_spline. Repeated key times are kept (a cut). `weights` channels become
 //   channel::morph_weights, one float track per morph target.

@@ -360,7 +360,7 @@ private:
         std::size_t i = 0;
         for (dom::element e : a) {
             double d = 0.0;
-            if (e.get(d) != simdjson::SUCCESS || !std::isfinite(static_cast<float>(d))) {
+            if (e.get(d) != simdjson::SUCCESS || !is_finite(static_cast<float>(d))) {
                 problem(errc::non_finite, at(at(where, key), i), "expected a finite number; ignored",
                         warning_action::dropped);
                 return false;
@@ -1006,7 +1006,7 @@ bool loader::vertex_attribute(std::size_t a, unsigned components, std::size_t ve
     std::size_t bad = 0, first = 0;
     if (special)
         for (std::size_t i = 0; i < out.size(); ++i)
-            if (!std::isfinite(out[i])) {
+            if (!is_finite(out[i])) {
                 if (!bad++) first = i / components;
                 out[i] = 0.0f;
             }
@@ -1068,7 +1068,10 @@ bool loader::nodes(dom::object root) {
         const bool has_s = numbers_member(o, "scale", where, 3, s);
         if (!ok()) return false;
         if (has_r) {
-            const float length = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+            // (in double: a float sum of squares of large components overflows)
+            const glm::dvec4 dq(q[0], q[1], q[2], q[3]);
+            const double exact = std::sqrt(glm::dot(dq, dq));
+            const auto length = static_cast<float>(exact);
             if (std::fabs(length - 1.0f) > unit_rounding && std::fabs(length - 1.0f) <= key_traits<glm::quat>::unit_tolerance) {
                 if (!warn(errc::not_normalized, at(where, "rotation"),
                           "length " + impl::float_to_string(length) + " (within 1e-3 of 1) normalised", warning_action::note))
@@ -1080,8 +1083,8 @@ bool loader::nodes(dom::object root) {
                                  (length > 0.0f ? " normalised" : " is no rotation: the identity is used"),
                              warning_action::repaired))
                     return false;
-                if (length > 0.0f)
-                    for (float& c : q) c /= length;
+                if (exact > 0.0)
+                    for (float& c : q) c = static_cast<float>(static_cast<double>(c) / exact);
                 else
                     q[0] = q[1] = q[2] = 0.0f, q[3] = 1.0f;
             }
@@ -1102,7 +1105,7 @@ bool loader::nodes(dom::object root) {
             node.has_weights = true;
             for (dom::element w : weights) {
                 double d = 0.0;
-                if (w.get(d) != simdjson::SUCCESS || !std::isfinite(static_cast<float>(d))) {
+                if (w.get(d) != simdjson::SUCCESS || !is_finite(static_cast<float>(d))) {
                     problem(errc::non_finite, at(where, "weights"), "not all finite numbers; ignored", warning_action::dropped);
                     node.has_weights = false;
                     node.weights.clear();
@@ -1382,7 +1385,7 @@ bool loader::meshes(dom::object root) {
         if (array_member(o, "weights", where, weights)) {
             for (dom::element w : weights) {
                 double d = 0.0;
-                if (w.get(d) != simdjson::SUCCESS || !std::isfinite(static_cast<float>(d))) {
+                if (w.get(d) != simdjson::SUCCESS || !is_finite(static_cast<float>(d))) {
                     problem(errc::non_finite, at(where, "weights"), "not all finite numbers; ignored", warning_action::dropped);
                     m.weights.clear();
                     break;
@@ -1493,7 +1496,7 @@ bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
                                    warning_action::dropped) && false;
                 std::size_t bad_values = 0;
                 for (float& f : out)
-                    if (!std::isfinite(f)) f = 0.0f, ++bad_values;
+                    if (!is_finite(f)) f = 0.0f, ++bad_values;
                 return bad_values == 0 ||
                        problem(errc::non_finite, w(), std::to_string(bad_values) + " NaN or infinite values replaced by 0",
                                warning_action::repaired);
@@ -1962,7 +1965,7 @@ bool loader::build_track(const float* times, std::size_t keys, const std::vector
         bool clean = true;
         for (std::size_t i = 0; i < keys && clean; ++i) {
             const Value v = cubic ? element(3 * i + 1) : element(i);
-            clean = std::isfinite(times[i]) && is_finite(v) && (i == 0 || times[i] >= times[i - 1]) &&
+            clean = is_finite(times[i]) && is_finite(v) && (i == 0 || times[i] >= times[i - 1]) &&
                     (!cubic || (is_finite(element(3 * i)) && is_finite(element(3 * i + 2))));
             if constexpr (std::is_same_v<Value, glm::quat>)
                 clean = clean && std::fabs(std::sqrt(glm::dot(v, v)) - 1.0f) <= unit_rounding;
@@ -1990,12 +1993,15 @@ bool loader::build_track(const float* times, std::size_t keys, const std::vector
             d.in = element(3 * i);
             d.out = element(3 * i + 2);
         }
-        if (!std::isfinite(d.time) || !is_finite(d.value) || (cubic && (!is_finite(d.in) || !is_finite(d.out)))) {
+        if (!is_finite(d.time) || !is_finite(d.value) || (cubic && (!is_finite(d.in) || !is_finite(d.out)))) {
             if (!non_finite++) first_bad = i;
             continue;
         }
         if constexpr (std::is_same_v<Value, glm::quat>) {
-            const float length = std::sqrt(glm::dot(d.value, d.value));
+            // (The length in double: a float dot product of large components overflows.)
+            const glm::dvec4 q(d.value.x, d.value.y, d.value.z, d.value.w);
+            const double exact = std::sqrt(glm::dot(q, q));
+            const auto length = static_cast<float>(exact);
             if (std::fabs(length - 1.0f) > unit_rounding && std::fabs(length - 1.0f) <= key_traits<glm::quat>::unit_tolerance) {
                 // Written with few digits: a rotation all the same, made unit (see unit_rounding).
                 ++rounded;
@@ -2007,8 +2013,10 @@ bool loader::build_track(const float* times, std::size_t keys, const std::vector
                 }
                 if (!renormalised++ && strict())
                     return fail(errc::not_normalized, where.str(),
-                                "rotation key " + std::to_string(i) + " has length " + impl::float_to_string(length), i);
-                d.value = d.value / length;
+                                "rotation key " + std::to_string(i) + " has length " + impl::float_to_string(exact), i);
+                const glm::dvec4 u = q / exact;
+                d.value = make_quat(static_cast<float>(u.w), static_cast<float>(u.x), static_cast<float>(u.y),
+                                    static_cast<float>(u.z));
             }
         }
         k.push_back(d);
@@ -2226,7 +2234,8 @@ bool loader::animation(dom::object o, std::size_t index) {
         }
     }
     // (The clip passes validate_clip: every track is built valid above. The fuzz target checks it.)
-    c.duration = last_key_time(c);
+    // A clip's duration is not negative: keys all before 0 make a clip of duration 0.
+    c.duration = std::max(0.0f, last_key_time(c));
     out_->animations.push_back(std::move(made));
     return ok();
 }
