@@ -237,8 +237,15 @@ struct spec_gltf {
         }
     }
     /// Accessor i: count * components doubles (buffer view with byteStride, matrix column
-    /// padding, sparse substitution; zeros without a buffer view).
-    std::vector<double> accessor(std::size_t i) const {
+    /// padding, sparse substitution; zeros without a buffer view). Read once, then cached.
+    const std::vector<double>& accessor(std::size_t i) const {
+        auto found = cache.find(i);
+        if (found == cache.end()) found = cache.emplace(i, read_accessor(i)).first;
+        return found->second;
+    }
+    mutable std::map<std::size_t, std::vector<double>> cache;
+
+    std::vector<double> read_accessor(std::size_t i) const {
         const ojson& a = doc["accessors"][i];
         const std::string type = a["type"];
         const unsigned n = type_components(type), ct = a["componentType"], size = gl_size(ct);
@@ -332,8 +339,8 @@ struct spec_gltf {
     /// Sampler `s` of animation `a` at time t: `n` doubles (per target for weights).
     std::vector<double> sample(const ojson& a, std::size_t s, double t, std::size_t n, bool rotation) const {
         const ojson& sampler = a["samplers"][s];
-        const std::vector<double> times = accessor(sampler["input"]);
-        const std::vector<double> out = accessor(sampler["output"]);
+        const std::vector<double>& times = accessor(sampler["input"]);
+        const std::vector<double>& out = accessor(sampler["output"]);
         const std::string mode = sampler.value("interpolation", "LINEAR");
         const bool cubic = mode == "CUBICSPLINE";
         const auto value = [&](std::size_t k, std::size_t part) {
@@ -433,7 +440,7 @@ struct spec_gltf {
         if (prim.contains("targets"))
             for (std::size_t t = 0; t < prim["targets"].size(); ++t) {
                 if (!prim["targets"][t].contains("POSITION")) continue;
-                const std::vector<double> d = accessor(prim["targets"][t]["POSITION"]);
+                const std::vector<double>& d = accessor(prim["targets"][t]["POSITION"]);
                 for (std::size_t v = 0; v < out.size(); ++v)
                     out[v] += s[node].weights[t] * glm::dvec3(d[3 * v], d[3 * v + 1], d[3 * v + 2]);
             }
@@ -453,8 +460,8 @@ struct spec_gltf {
         }
         std::vector<glm::dvec4> skinned(out.size(), glm::dvec4(0.0));
         for (unsigned set = 0; prim["attributes"].contains("JOINTS_" + std::to_string(set)); ++set) {
-            const std::vector<double> joints = accessor(prim["attributes"]["JOINTS_" + std::to_string(set)]);
-            const std::vector<double> weights = accessor(prim["attributes"]["WEIGHTS_" + std::to_string(set)]);
+            const std::vector<double>& joints = accessor(prim["attributes"]["JOINTS_" + std::to_string(set)]);
+            const std::vector<double>& weights = accessor(prim["attributes"]["WEIGHTS_" + std::to_string(set)]);
             for (std::size_t v = 0; v < out.size(); ++v)
                 for (std::size_t i = 0; i < 4; ++i)
                     if (weights[4 * v + i] != 0.0)

@@ -1438,8 +1438,14 @@ bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
     // Draco: the attributes' data and the indices come from the compressed buffer view.
     dom::object ext, draco;
     const bool has_extensions = object_member(o, "extensions", where, ext);
-    const bool compressed =
-        has_extensions && object_member(ext, "KHR_draco_mesh_compression", at(where, "extensions"), draco);
+    bool compressed = has_extensions && object_member(ext, "KHR_draco_mesh_compression", at(where, "extensions"), draco);
+    if (compressed && !detail::draco_available()) {
+        // (Only where the file does not require it: extensions() refused a required one. The
+        // primitive's own accessors are its uncompressed fallback.)
+        not_imported("KHR_draco_mesh_compression (built without Draco: the uncompressed accessors are read)",
+                     at(at(where, "extensions"), "KHR_draco_mesh_compression"));
+        compressed = false;
+    }
     std::map<std::string, int> draco_ids;
     std::vector<detail::draco_request> requests;
     std::vector<std::uint32_t> draco_indices;
