@@ -116,7 +116,23 @@ struct gltf_builder {
         ojson a = {{"bufferView", view}, {"componentType", component_type}, {"count", values.size() / type_components(type)},
                    {"type", type}};
         if (normalized) a["normalized"] = true;
+        bounds(a, values, type_components(type), component_type);
         return add("accessors", a);
+    }
+    /// min and max per component, as the validator requires for positions and key times.
+    template <class T>
+    static void bounds(ojson& a, const std::vector<T>& values, unsigned n, unsigned component_type) {
+        if (values.empty()) return;
+        ojson lo = ojson::array(), hi = ojson::array();
+        for (unsigned c = 0; c < n; ++c) {
+            double l = 1e300, h = -1e300;
+            for (std::size_t e = c; e < values.size(); e += n) {
+                const double v = component_type == gl_float ? double(static_cast<float>(values[e])) : double(values[e]);
+                l = std::min(l, v), h = std::max(h, v);
+            }
+            lo.push_back(l), hi.push_back(h);
+        }
+        a["min"] = lo, a["max"] = hi;
     }
     std::size_t floats(const std::vector<float>& values, const std::string& type) {
         return add_accessor(values, gl_float, type);
@@ -127,6 +143,11 @@ struct gltf_builder {
                        const std::vector<std::uint32_t>& indices, unsigned index_type, const std::vector<float>& values) {
         ojson a = {{"componentType", gl_float}, {"count", count}, {"type", type}};
         if (!base.empty()) a["bufferView"] = add_view(encode(base, gl_float, type));
+        std::vector<float> all = base.empty() ? std::vector<float>(count * type_components(type), 0.0f) : base;
+        for (std::size_t k = 0; k < indices.size(); ++k)
+            for (unsigned c = 0; c < type_components(type); ++c)
+                all[indices[k] * type_components(type) + c] = values[k * type_components(type) + c];
+        bounds(a, all, type_components(type), gl_float);
         a["sparse"] = {{"count", indices.size()},
                        {"indices", {{"bufferView", add_view(encode(indices, index_type, "SCALAR"))}, {"componentType", index_type}}},
                        {"values", {{"bufferView", add_view(encode(values, gl_float, type))}}}};

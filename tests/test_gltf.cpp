@@ -265,10 +265,11 @@ gltf_builder character(const character_options& o) {
             const glm::vec3 nv = glm::normalize(glm::vec3(side ? 1.0f : -1.0f, 0.2f, 0.1f));
             nrm.insert(nrm.end(), {nv.x, nv.y, nv.z});
             uv.insert(uv.end(), {float(side), float(i) / float(rings - 1)});
-            const float j0 = float(std::min<std::size_t>(i / 2, 2)), j1 = float(std::min<std::size_t>(i / 2 + 1, 2));
+            const float j0 = float(std::min<std::size_t>(i / 2, 2)), j1 = i / 2 >= 2 ? 1.0f : float(i / 2 + 1);
             joints.insert(joints.end(), {j0, j1, 0, 0});
             const float w = i % 2 ? 0.6f : 1.0f;
             weights.insert(weights.end(), {w, 1.0f - w, 0.0f, 0.0f});
+            if (w == 1.0f) joints[joints.size() - 3] = 0.0f; // (no joint where the weight is 0)
         }
     for (std::uint16_t i = 0; i + 1u < rings; ++i) {
         const std::uint16_t a = std::uint16_t(2 * i);
@@ -298,7 +299,9 @@ gltf_builder character(const character_options& o) {
             std::memcpy(bytes.data() + v * 24 + 12, &nrm[3 * v], 12);
         }
         const std::size_t view = b.add_view(bytes, 24);
-        attributes["POSITION"] = b.add("accessors", {{"bufferView", view}, {"componentType", 5126}, {"count", n}, {"type", "VEC3"}});
+        ojson position = {{"bufferView", view}, {"componentType", 5126}, {"count", n}, {"type", "VEC3"}};
+        gltf_builder::bounds(position, pos, 3, kbtest::gl_float);
+        attributes["POSITION"] = b.add("accessors", position);
         attributes["NORMAL"] = b.add("accessors", {{"bufferView", view}, {"byteOffset", 12}, {"componentType", 5126},
                                                    {"count", n}, {"type", "VEC3"}});
         attributes["TEXCOORD_0"] = b.floats(uv, "VEC2");
@@ -309,8 +312,6 @@ gltf_builder character(const character_options& o) {
         attributes["TEXCOORD_0"] = b.floats(uv, "VEC2");
         attributes["WEIGHTS_0"] = b.floats(weights, "VEC4");
     }
-    b.doc["accessors"][attributes["POSITION"].get<std::size_t>()]["min"] = {-2, 0, 0};
-    b.doc["accessors"][attributes["POSITION"].get<std::size_t>()]["max"] = {2, 20, 1};
     attributes["JOINTS_0"] = b.add_accessor(joints, kbtest::gl_unsigned_byte, "VEC4");
     // Targets: 0 moves every vertex (dense), 1 only vertices 3 and 8 (sparse over zeros).
     std::vector<float> d0;
