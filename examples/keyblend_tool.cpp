@@ -3,23 +3,24 @@
 //
 //   keyblend info FILE [--json] [--strict] [--importer keyblend|assimp] [assimp limits]
 //   keyblend pose FILE (--tick T | --time SECONDS) (--set NAME | --blend NAME:WEIGHT ...)
-//                 [--json] [--strict] [--importer keyblend|assimp] [assimp limits]
+//                 [--json [--vertices]] [--strict] [--importer keyblend|assimp] [assimp limits]
 //   keyblend render FILE [--set NAME | --blend NAME:WEIGHT ...] [--from T0] [--to T1]
 //                   [--frames N] [--size WxH] [--bones] [--strict] [--importer ...] --out FILE
 //   keyblend pack FILE -o OUT [--precision P] [--shell S] [--strict] [--importer ...]
 //   assimp limits: [--max-memory MIB] [--max-seconds S]
 //
-// .X and BVH files go through keyblend's own loaders, every other format (and .X or BVH with
-// --importer assimp) through assimp (keyblend/assimp.hpp) when the tool is built with it, in a
+// .X, BVH, .gltf and .glb files go through keyblend's own loaders, every other format (and these
+// with --importer assimp) through assimp (keyblend/assimp.hpp) when the tool is built with it, in a
 // process of its own with limits (tool_isolate.cpp): assimp's importers are not hardened.
 // Packages (keyblend pack's output) are read in place (tool_pack.cpp).
 //
 // Exit codes: 0 done; 1 the file cannot be read or is malformed (or the output cannot be written);
 // 2 the command line is wrong (including a set name the file does not have).
 //
-// Copy this into a project: it needs keyblend::io, nlohmann-json, libpng, giflib, stb_easy_font
-// and (for other formats) keyblend::assimp.
+// Copy this into a project: it needs keyblend::io, keyblend::gltf, nlohmann-json, libpng, giflib,
+// stb_easy_font and (for other formats) keyblend::assimp.
 #include "keyblend_tool.hpp"
+#include "posed_mesh.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
 #include <nlohmann/json.hpp>
@@ -52,7 +53,7 @@ const char* const usage_text =
     "usage:\n"
     "  keyblend info FILE [--json] [--strict] [--importer keyblend|assimp]\n"
     "  keyblend pose FILE (--tick T | --time SECONDS) (--set NAME | --blend NAME:WEIGHT ...)\n"
-    "                [--json] [--strict] [--importer keyblend|assimp]\n"
+    "                [--json [--vertices]] [--strict] [--importer keyblend|assimp]\n"
     "  keyblend render FILE [--set NAME | --blend NAME:WEIGHT ...] [--from T0] [--to T1]\n"
     "                  [--frames N] [--size WxH] [--bones] [--progress] [--strict]\n"
     "                  [--importer keyblend|assimp] --out FILE.png|FILE.gif\n"
@@ -66,6 +67,8 @@ const char* const usage_text =
     "       difference from it (--blend, repeatable; the classic additive blend). --time takes\n"
     "       seconds instead, converted with each set's ticks per second. NAME is matched\n"
     "       without regard to case and may be empty; NAME:WEIGHT splits at the last ':'.\n"
+    "       --vertices (with --json) adds every mesh instance: its name, the joint that places\n"
+    "       it, its morph weights and its morphed, skinned vertices in model space.\n"
     "render samples (and blends) the sets as pose does, skins the meshes on the CPU and draws\n"
     "       them from a fixed camera framed on the whole animation: a .png contact sheet of N\n"
     "       frames (default 8) from T0 to T1 seconds, each labelled with its time, or a looping\n"
@@ -86,8 +89,8 @@ const char* const usage_text =
     "            problem is the error); without it, a damaged file loads as far as it can be\n"
     "            read, as D3DX and assimp load it (info lists what was repaired or dropped;\n"
     "            pose and render print the warnings on stderr)\n"
-    "--importer  keyblend (.X and .bvh files: the default) or assimp (every other format; for\n"
-    "            .X and .bvh files too, to compare)\n"
+    "--importer  keyblend (.X, .bvh, .gltf and .glb files: the default) or assimp (every other\n"
+    "            format; for those too, to compare)\n"
     "--max-memory, --max-seconds\n"
     "            assimp's importers are not hardened: a file assimp reads is imported in a\n"
     "            process of its own, with this much address space (default 1024 MiB) and time\n"
@@ -162,6 +165,8 @@ options parse_command_line(int argc, char** argv) {
         const std::string& a = args[i];
         if (a == "--json" && o.command != "render") {
             o.json = true;
+        } else if (a == "--vertices" && o.command == "pose") {
+            o.vertices = true;
         } else if (a == "--strict") {
             o.strict = true;
         } else if (a == "--lenient") {
@@ -242,6 +247,7 @@ options parse_command_line(int argc, char** argv) {
     if (o.command == "pack" && o.out.empty()) throw usage_error{"pack needs -o OUT"};
     if (o.command == "pose") {
         if (!o.tick && !o.seconds) throw usage_error{"pose needs --tick T or --time SECONDS"};
+        if (o.vertices && !o.json) throw usage_error{"--vertices goes with --json"};
         if (o.set.has_value() == !o.blend.empty())
             throw usage_error{"pose needs either --set NAME or one or more --blend NAME:WEIGHT"};
     }
@@ -464,13 +470,89 @@ int info_assimp(const options& o, const keyblend::assimp::scene& a) {
 }
 #endif
 
+#ifdef KEYBLEND_TOOL_GLTF
+/// info for a file keyblend's glTF loader read: the same figures (JSON keys as for .X files, with
+/// "format" gltf or glb), what the file holds as written, and the loader's warnings.
+int info_gltf(const options& o, const keyblend::gltf::model& g) {
+    const keyblend::gltf::file_contents& w = g.contents;
+    if (o.json) {
+        json out;
+        out["format"] = g.binary ? "glb" : "gltf";
+        out["frames"] = g.skeleton.size();
+        out["meshes"] = json::array();
+        for (const keyblend::gltf::mesh_instance& m : g.meshes)
+            out["meshes"].push_back({{"name", m.name},
+                                     {"node", m.node_index},
+                                     {"vertices", m.positions.size()},
+                                     {"faces", m.indices.size() / 3},
+                                     {"bones", m.skin.bones.size()},
+                                     {"morph_targets", m.morph_targets.size()}});
+        out["contents"] = {{"nodes", w.nodes},         {"meshes", w.meshes},   {"primitives", w.primitives},
+                           {"skins", w.skins},         {"animations", w.animations}, {"channels", w.channels},
+                           {"accessors", w.accessors}, {"materials", w.materials}, {"cameras", w.cameras},
+                           {"images", w.images}};
+        warnings_json(out, g.warnings);
+        out["animation_sets"] = json::array();
+        for (const keyblend::gltf::animation& a : g.animations) out["animation_sets"].push_back(clip_json(a.clip));
+        std::cout << out.dump(2) << '\n';
+        return exit_ok;
+    }
+    std::printf("%s: glTF 2.0, %s\n", o.file.c_str(), g.binary ? "binary (.glb)" : "JSON (.gltf)");
+    std::printf("nodes: %zu\n", g.skeleton.size());
+    print_hierarchy(g.skeleton);
+    std::printf("mesh instances: %zu\n", g.meshes.size());
+    for (const keyblend::gltf::mesh_instance& m : g.meshes)
+        std::printf("  '%s' at node '%s': %zu vertices, %zu triangles, %zu bones, at most %zu influences per vertex, "
+                    "%zu morph targets\n",
+                    m.name.c_str(), g.skeleton.name(m.joint).c_str(), m.positions.size(), m.indices.size() / 3,
+                    m.skin.bones.size(), m.skin.influences_per_vertex, m.morph_targets.size());
+    std::printf("animations: %zu\n", g.animations.size());
+    for (const keyblend::gltf::animation& a : g.animations)
+        std::printf("  '%s': %zu animated nodes, seconds %g to %g\n", a.clip.name.c_str(), a.clip.channels.size(),
+                    double(keyblend::first_key_time(a.clip)), double(keyblend::last_key_time(a.clip)));
+    std::printf("as written: %zu nodes, %zu meshes (%zu primitives), %zu skins, %zu animations with %zu channels, "
+                "%zu accessors, %zu materials, %zu cameras, %zu images\n",
+                w.nodes, w.meshes, w.primitives, w.skins, w.animations, w.channels, w.accessors, w.materials,
+                w.cameras, w.images);
+    print_warnings(g.warnings);
+    return exit_ok;
+}
+#endif
+
 int info(const options& o, const tool::model& m) {
     if (m.package) return tool::info_package(o, m);
 #ifdef KEYBLEND_TOOL_ASSIMP
     if (m.a) return info_assimp(o, *m.a);
 #endif
     if (m.b) return info_bvh(o, *m.b);
+#ifdef KEYBLEND_TOOL_GLTF
+    if (m.g) return info_gltf(o, *m.g);
+#endif
     return info_xfile(o, *m.x);
+}
+
+/// `pose --json --vertices`: every mesh instance in the pose, morphed and skinned (posed_mesh.hpp),
+/// in model space.
+json meshes_json(const tool::model& m, const options& o, const std::vector<glm::mat4>& model) {
+    std::vector<float> weights;
+    tool::morph_weights(m, o, std::nullopt, false, weights);
+    json meshes = json::array();
+    examples::posed_mesh posed;
+    m.for_each_mesh([&](const auto& mesh) {
+        const keyblend::span<const float> w = tool::mesh_morph_weights(m, mesh, weights);
+        json entry{{"name", mesh.name},
+                   {"joint", mesh.joint < m.skeleton->size() ? json(m.skeleton->name(mesh.joint)) : json(nullptr)},
+                   {"morph_weights", json::array()},
+                   {"vertices", json::array()}};
+        for (float x : w) entry["morph_weights"].push_back(tidy(x));
+        if (const keyblend::status st = examples::pose_mesh(mesh, model, posed, nullptr, w); !st) {
+            entry["error"] = st.error().message;
+        } else {
+            for (const glm::vec3& p : posed.positions) entry["vertices"].push_back({tidy(p.x), tidy(p.y), tidy(p.z)});
+        }
+        meshes.push_back(std::move(entry));
+    });
+    return meshes;
 }
 
 int pose(const options& o, const tool::model& m) {
@@ -494,7 +576,9 @@ int pose(const options& o, const tool::model& m) {
                               {"parent", s.parent(j)},
                               {"local", matrix_json(local[j])},
                               {"model", matrix_json(model[j])}});
-        std::cout << json{{"joints", std::move(joints)}}.dump(2) << '\n';
+        json out{{"joints", std::move(joints)}};
+        if (o.vertices) out["meshes"] = meshes_json(m, o, model);
+        std::cout << out.dump(2) << '\n';
         return exit_ok;
     }
     for (std::size_t j = 0; j < s.size(); ++j) {
@@ -512,9 +596,10 @@ int pose(const options& o, const tool::model& m) {
 }
 
 /// Which of keyblend's own loaders reads a file: `x` for a file that starts with an .X header
-/// (`xof `), `bvh` for one named *.bvh or starting with HIERARCHY (after white space), `other`
-/// for the rest; nothing when it cannot be opened (the .X loader then says so, as it always has).
-enum class own_format { x, bvh, other };
+/// (`xof `), `gltf` for a .glb header or a JSON object naming an asset, `bvh` for one named *.bvh
+/// or starting with HIERARCHY (after white space), `other` for the rest; nothing when it cannot be
+/// opened (the .X loader then says so, as it always has).
+enum class own_format { x, gltf, bvh, other };
 
 std::optional<own_format> format_of(const std::string& path) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -523,6 +608,9 @@ std::optional<own_format> format_of(const std::string& path) {
     const std::size_t n = std::fread(head, 1, sizeof head, f);
     std::fclose(f);
     if (n >= 4 && std::memcmp(head, "xof ", 4) == 0) return own_format::x;
+#ifdef KEYBLEND_TOOL_GLTF
+    if (keyblend::gltf::looks_like_gltf(head, n)) return own_format::gltf;
+#endif
     std::string ext = path.size() >= 4 ? path.substr(path.size() - 4) : std::string();
     for (char& c : ext) c = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
     std::string_view text(head, n);
@@ -530,6 +618,24 @@ std::optional<own_format> format_of(const std::string& path) {
     if (ext == ".bvh" || text.substr(0, 9) == "HIERARCHY") return own_format::bvh;
     return own_format::other;
 }
+
+#ifdef KEYBLEND_TOOL_GLTF
+/// Loads a .gltf / .glb file with keyblend's glTF loader into `m`.
+bool load_gltf(const options& o, keyblend::io::parse_mode mode, tool::model& m, keyblend::error& e) {
+    keyblend::io::load_options go;
+    go.mode = mode;
+    keyblend::result<keyblend::gltf::model> g = keyblend::gltf::load(o.file, go);
+    if (!g) {
+        e = g.error();
+        return false;
+    }
+    m.g = std::make_unique<keyblend::gltf::model>(std::move(*g));
+    m.skeleton = &m.g->skeleton;
+    for (const keyblend::gltf::animation& a : m.g->animations) m.clips.push_back(&a.clip);
+    m.warnings.assign(m.g->warnings.begin(), m.g->warnings.end());
+    return true;
+}
+#endif
 
 } // namespace
 
@@ -584,6 +690,11 @@ std::unique_ptr<model> load_model(const options& o) {
         m->skeleton = &m->b->skeleton;
         m->clips.push_back(&m->b->clip);
         m->warnings.assign(m->b->warnings.begin(), m->b->warnings.end());
+    } else if (format == own_format::gltf) {
+#ifdef KEYBLEND_TOOL_GLTF
+        keyblend::error e;
+        if (!load_gltf(o, mode, *m, e)) return failed(e);
+#endif
     } else {
         keyblend::io::load_options xo;
         xo.mode = mode;
@@ -594,7 +705,7 @@ std::unique_ptr<model> load_model(const options& o) {
         for (const keyblend::io::xfile_animation_set& set : m->x->animation_sets) m->clips.push_back(&set.clip);
         m->warnings.assign(m->x->warnings.begin(), m->x->warnings.end());
     }
-    if (o.command != "info" || (!m->x && !m->b)) // info lists keyblend's loaders' warnings
+    if (o.command != "info" || (!m->x && !m->b && !m->g)) // info lists keyblend's loaders' warnings in its report
         for (const keyblend::error& w : m->warnings)
             std::fprintf(stderr, "keyblend: warning: %s\n", w.message.c_str());
     return m;
@@ -624,14 +735,38 @@ float tick_for(const options& o, const keyblend::clip& c) {
     return static_cast<float>(o.tick ? *o.tick : *o.seconds * double(c.ticks_per_second));
 }
 
+/// The tick at which a set is sampled: `seconds` (or the options' time) in the clip's ticks,
+/// wrapped by its wrap mode with `wrap`.
+float sample_tick(const options& o, const keyblend::clip& c, std::optional<double> seconds, bool wrap) {
+    const double t = seconds ? *seconds * double(c.ticks_per_second) : double(tick_for(o, c));
+    return wrap ? keyblend::clip_time(c, t) : static_cast<float>(t);
+}
+
+void morph_weights(const model& m, const options& o, std::optional<double> seconds, bool wrap,
+                   std::vector<float>& weights) {
+    const keyblend::skeleton& s = *m.skeleton;
+    const std::vector<float>& bind = s.bind_morph_weights();
+    weights = bind;
+    // One set's weights replace the bind weights; --blend adds each set's weighted difference.
+    const auto apply = [&](const keyblend::clip& c, float weight, bool additive) {
+        const float t = sample_tick(o, c, seconds, wrap);
+        for (const keyblend::channel& ch : c.channels)
+            for (std::size_t i = 0; i < ch.morph_weights.size() && i < s.morph_weight_count(ch.joint); ++i) {
+                if (ch.morph_weights[i].empty()) continue;
+                const std::size_t at = s.morph_weight_offset(ch.joint) + i;
+                const float v = keyblend::sample_track(ch.morph_weights[i], t);
+                weights[at] = additive ? weights[at] + weight * (v - bind[at]) : v;
+            }
+    };
+    if (o.set) return apply(find_clip(m, *o.set), 1.0f, false);
+    for (const auto& [name, weight] : o.blend) apply(find_clip(m, name), weight, true);
+}
+
 keyblend::status local_matrices(const model& m, const options& o, std::optional<double> seconds,
                                 bool wrap, std::vector<glm::mat4>& local) {
     const keyblend::skeleton& s = *m.skeleton;
     local.resize(s.size());
-    const auto tick = [&](const keyblend::clip& c) {
-        const double t = seconds ? *seconds * double(c.ticks_per_second) : double(tick_for(o, c));
-        return wrap ? keyblend::clip_time(c, t) : static_cast<float>(t);
-    };
+    const auto tick = [&](const keyblend::clip& c) { return sample_tick(o, c, seconds, wrap); };
     if (o.set) {
         const keyblend::clip& c = find_clip(m, *o.set);
         if (const keyblend::compressed_clip* cc = compressed_of(m, c)) return compressed_local_matrices(*cc, s, tick(c), 1.0f, false, local);

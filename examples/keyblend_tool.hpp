@@ -1,5 +1,5 @@
 // keyblend — the command-line tool's shared parts: its options, a loaded model (from keyblend's
-// .X loader, its BVH reader, assimp, or a package, one place), and the pose of the skeleton at a time.
+// .X, BVH or glTF loaders, assimp, or a package, one place), and the pose of the skeleton at a time.
 // keyblend_tool.cpp has main, `info` and `pose`; tool_render.cpp has `render`; tool_pack.cpp has
 // `pack` and packages as input.
 //
@@ -14,6 +14,9 @@
 #include <keyblend/pose.hpp>
 #ifdef KEYBLEND_TOOL_ASSIMP
 #include <keyblend/assimp.hpp>
+#endif
+#ifdef KEYBLEND_TOOL_GLTF
+#include <keyblend/gltf.hpp>
 #endif
 
 #include <memory>
@@ -41,6 +44,7 @@ struct options {
     std::string command, file;
     bool json = false;
     bool strict = false; // --strict: the first problem the default load repairs or drops fails it
+    bool vertices = false; // pose --json --vertices: every mesh instance's posed vertices
     importer from = importer::automatic;
     std::optional<double> tick, seconds;
     std::optional<std::string> set;
@@ -70,6 +74,9 @@ struct model {
 #ifdef KEYBLEND_TOOL_ASSIMP
     std::unique_ptr<keyblend::assimp::scene> a;
 #endif
+#ifdef KEYBLEND_TOOL_GLTF
+    std::unique_ptr<keyblend::gltf::model> g;
+#endif
     /// The loaded file's skeleton and its clips (animation sets), whichever importer read it.
     const keyblend::skeleton* skeleton = nullptr;
     std::vector<const keyblend::clip*> clips;
@@ -94,6 +101,10 @@ struct model {
             for (const auto& m : a->meshes) f(m);
 #endif
         for (const auto& m : package_meshes) f(m);
+#ifdef KEYBLEND_TOOL_GLTF
+        if (g)
+            for (const auto& m : g->meshes) f(m);
+#endif
     }
     std::size_t mesh_count() const {
         std::size_t n = 0;
@@ -103,8 +114,9 @@ struct model {
 };
 
 /// Loads o.file with the importer o.from chooses: unless --importer assimp, keyblend's .X loader
-/// for files that start with an .X header (`xof `) and its BVH reader for files named *.bvh or
-/// starting with HIERARCHY; assimp for every other file (when the tool is built with it). On
+/// for files that start with an .X header (`xof `), its glTF loader for .gltf / .glb files (by their
+/// contents) and its BVH reader for files named *.bvh or starting with HIERARCHY; assimp for every
+/// other file (when the tool is built with it). On
 /// failure prints the error and returns null (exit 1 follows).
 std::unique_ptr<model> load_model(const options& o);
 
@@ -145,6 +157,19 @@ keyblend::status local_matrices(const model& m, const options& o, std::optional<
 /// The model matrices of local matrices from local_matrices (a local_to_model_job); `model` is
 /// sized to the skeleton.
 void model_matrices(const keyblend::skeleton& s, const std::vector<glm::mat4>& local, std::vector<glm::mat4>& model);
+/// Every morph weight of the skeleton (local_pose::morph_weights' layout) for the sets the options
+/// name, as local_matrices samples them: one set's weights, or the bind weights plus each --blend
+/// set's weighted difference from them. Empty when the skeleton has none.
+void morph_weights(const model& m, const options& o, std::optional<double> seconds, bool wrap,
+                   std::vector<float>& weights);
+
+/// The weights of `mesh`'s morph targets among `weights` (morph_weights' layout): its joint's.
+template <class Mesh>
+keyblend::span<const float> mesh_morph_weights(const model& m, const Mesh& mesh, const std::vector<float>& weights) {
+    const keyblend::skeleton& s = *m.skeleton;
+    if (mesh.joint >= s.size() || s.morph_weight_count(mesh.joint) == 0) return {};
+    return keyblend::span<const float>(weights).subspan(s.morph_weight_offset(mesh.joint), s.morph_weight_count(mesh.joint));
+}
 
 /// `keyblend render`: see tool_render.cpp.
 int render(const options& o, const model& m, double load_ms);

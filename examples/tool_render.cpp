@@ -147,6 +147,7 @@ std::string seconds_label(double s) {
 /// One frame's pose: every joint's model matrix and every mesh posed.
 struct frame_pose {
     std::vector<glm::mat4> local, model;
+    std::vector<float> weights; // morph weights
     std::vector<examples::posed_mesh> meshes;
 };
 
@@ -215,6 +216,7 @@ int render(const options& given, const model& m, double load_ms) {
             return false;
         }
         model_matrices(s, pose.local, pose.model);
+        morph_weights(m, o, time_of(f), true, pose.weights);
         if (const std::optional<std::string> bad = non_finite_joint(s, pose.local, pose.model)) {
             std::fprintf(stderr, "keyblend: %s: the pose is not finite: %s\n", o.file.c_str(), bad->c_str());
             return false;
@@ -225,7 +227,9 @@ int render(const options& given, const model& m, double load_ms) {
         bool ok = true;
         m.for_each_mesh([&](const auto& mesh) {
             if (!ok) return;
-            if (keyblend::status st = examples::pose_mesh(mesh, pose.model, pose.meshes[i++]); !st) {
+            if (keyblend::status st = examples::pose_mesh(mesh, pose.model, pose.meshes[i++], nullptr,
+                                                          mesh_morph_weights(m, mesh, pose.weights));
+                !st) {
                 std::fprintf(stderr, "keyblend: mesh '%s': %s\n", mesh.name.c_str(), st.error().message.c_str());
                 ok = false;
             }

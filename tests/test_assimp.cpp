@@ -9,6 +9,7 @@
 #include <keyblend/skin.hpp>
 
 #include "bvh_reference.hpp"
+#include "gltf_builder.hpp"
 #include "helpers.hpp"
 #include "job_helpers.hpp"
 
@@ -946,27 +947,6 @@ namespace {
 
 // --- an independent reading of simple_skin.gltf: JSON and base64 buffers, no assimp -------------
 
-std::vector<unsigned char> base64_decode(const std::string& text) {
-    std::vector<unsigned char> out;
-    unsigned bits = 0, value = 0;
-    for (char ch : text) {
-        int d;
-        if (ch >= 'A' && ch <= 'Z') d = ch - 'A';
-        else if (ch >= 'a' && ch <= 'z') d = ch - 'a' + 26;
-        else if (ch >= '0' && ch <= '9') d = ch - '0' + 52;
-        else if (ch == '+') d = 62;
-        else if (ch == '/') d = 63;
-        else continue; // '=' padding
-        value = (value << 6) | unsigned(d);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out.push_back(static_cast<unsigned char>((value >> bits) & 0xff));
-        }
-    }
-    return out;
-}
-
 struct gltf_file {
     nlohmann::json doc;
     std::vector<std::vector<unsigned char>> buffers;
@@ -976,7 +956,7 @@ struct gltf_file {
         doc = nlohmann::json::parse(in);
         for (const auto& b : doc["buffers"]) {
             const std::string uri = b["uri"];
-            buffers.push_back(base64_decode(uri.substr(uri.find(',') + 1)));
+            buffers.push_back(kbtest::spec_gltf::base64_decode(uri.substr(uri.find(',') + 1)));
         }
     }
 

@@ -753,7 +753,7 @@ TEST_CASE("info / pose on files assimp reads: the adapter's figures, the same JS
         CAPTURE(name);
         const auto path = formats_file(name);
         if (!path) return;
-        const json j = run_json({"info", *path, "--json", "--importer", "assimp"});
+        const json j = run_json({"info", *path, "--json", "--importer", "assimp"}); // (glTF: keyblend's by default)
         const result<assimp::scene> a = assimp::load_scene(*path);
         REQUIRE(a);
         CHECK(keys_of(j) == std::set<std::string>{"importer", "format", "frames", "meshes", "animation_sets"});
@@ -796,6 +796,42 @@ TEST_CASE("info / pose on files assimp reads: the adapter's figures, the same JS
     CHECK(contains(text.out, "meshes: 0"));
     CHECK(contains(text.out, "'Motion': 120 ticks per second, 31 tracks"));
 }
+
+#ifdef KEYBLEND_TOOL_GLTF
+TEST_CASE("glTF files: keyblend's own loader by default, pose --json --vertices, render draws morph targets") {
+    const auto cesium = formats_file("khronos/CesiumMan.glb");
+    const auto cube = formats_file("khronos/AnimatedMorphCube.glb");
+    if (!cesium || !cube) return;
+    const json info = run_json({"info", *cesium, "--json"});
+    CHECK(info["format"] == "glb");
+    CHECK(info["frames"] == 22);
+    REQUIRE(info["meshes"].size() == 1);
+    CHECK(info["meshes"][0]["vertices"] == 3273);
+    CHECK(info["meshes"][0]["bones"] == 19);
+    CHECK(info["animation_sets"][0]["last_tick"] == 2);
+    CHECK(run_json({"info", *cesium, "--json", "--importer", "assimp"})["importer"] == "assimp");
+    // pose --vertices: each mesh instance, the joint placing it, its weights, its posed vertices.
+    const json p = run_json({"pose", *cesium, "--time", "0.75", "--set", "animation_0", "--json", "--vertices"});
+    REQUIRE(p["meshes"].size() == 1);
+    CHECK(p["meshes"][0]["name"] == "Cesium_Man");
+    CHECK(p["meshes"][0]["vertices"].size() == 3273);
+    CHECK(p["meshes"][0]["morph_weights"].empty());
+    const json q = run_json({"pose", *cube, "--time", "1.3", "--set", "Square", "--json", "--vertices"});
+    REQUIRE(q["meshes"].size() == 1);
+    CHECK(q["meshes"][0]["joint"] == "AnimatedMorphCube");
+    REQUIRE(q["meshes"][0]["morph_weights"].size() == 2);
+    CHECK(q["meshes"][0]["morph_weights"][0].get<double>() > 0.5);
+    const run_result usage = run({"pose", *cube, "--time", "1", "--set", "Square", "--vertices"}, true);
+    CHECK(usage.exit_code == 2);
+    // render: the cube's morph targets move it between frames.
+    const std::string gif = out_path("morph_cube.gif");
+    const run_result g = run({"render", *cube, "--frames", "3", "--size", "64x64", "--out", gif});
+    REQUIRE_MESSAGE(g.exit_code == 0, g.out);
+    const gif_animation a = read_gif(gif);
+    REQUIRE(a.frames.size() == 3);
+    CHECK(differing_pixels(a.frames[0], a.frames[1]) > 10);
+}
+#endif
 
 TEST_CASE("--importer assimp on a .X file: the same pose as keyblend's loader, mirrored in z") {
     const auto path = kbtest::data_file("assimp/Testwuson.X");

@@ -33,7 +33,7 @@ if(MODE MATCHES "^installed")
   else()
     # Header-only without io: configuring and installing builds nothing.
     run(${CMAKE_COMMAND} -S "${KEYBLEND_SOURCE_DIR}" -B "${WORK_DIR}/keyblend-core" -G "${CMAKE_GENERATOR}"
-        -DKEYBLEND_BUILD_IO=OFF -DKEYBLEND_BUILD_TESTS=OFF -DKEYBLEND_BUILD_BENCH=OFF
+        -DKEYBLEND_BUILD_IO=OFF -DKEYBLEND_BUILD_GLTF=OFF -DKEYBLEND_BUILD_TESTS=OFF -DKEYBLEND_BUILD_BENCH=OFF
         -DKEYBLEND_BUILD_EXAMPLES=OFF)
     run(${CMAKE_COMMAND} --install "${WORK_DIR}/keyblend-core" --prefix "${prefix}")
   endif()
@@ -45,15 +45,15 @@ if(MODE MATCHES "^installed")
   # A package asked for a component it does not have, or that does not exist, fails clearly.
   set(probe "${WORK_DIR}/probe")
   file(MAKE_DIRECTORY "${probe}")
-  foreach(component nonsense io)
-    if(component STREQUAL "io" AND MODE STREQUAL "installed")
+  foreach(component nonsense io gltf)
+    if(component MATCHES "^(io|gltf)$" AND MODE STREQUAL "installed")
       continue()
     endif()
     file(WRITE "${probe}/${component}/CMakeLists.txt"
          "cmake_minimum_required(VERSION 3.16)\nproject(probe LANGUAGES CXX)\n"
          "find_package(keyblend CONFIG REQUIRED COMPONENTS ${component})\n")
-    if(component STREQUAL "io")
-      set(expected "component 'io' was not built into this installation of keyblend")
+    if(component MATCHES "^(io|gltf)$")
+      set(expected "component '${component}' was not built into this installation of keyblend")
     else()
       set(expected "unknown component 'nonsense' \\(keyblend's components: io, assimp")
     endif()
@@ -67,6 +67,9 @@ run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/consumer")
 if(NOT MODE STREQUAL "installed_core")
   run("${WORK_DIR}/build/consumer_io")
+endif()
+if(EXISTS "${WORK_DIR}/build/consumer_gltf")
+  run("${WORK_DIR}/build/consumer_gltf")
 endif()
 
 if(MODE STREQUAL "vendored_glm")

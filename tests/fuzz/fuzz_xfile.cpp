@@ -34,7 +34,6 @@ void check(const keyblend::io::xfile& x, const keyblend::io::load_options& optio
         for (const glm::vec3& p : m.positions) require(keyblend::is_finite(p));
         for (const glm::vec3& v : m.normal_values) require(keyblend::is_finite(v));
         for (const glm::vec2& t : m.texcoords) require(keyblend::is_finite(t.x) && keyblend::is_finite(t.y));
-        for (float w : m.skin.weights) require(keyblend::is_finite(w));
         require(m.joint == keyblend::io::no_joint || m.joint < s.size());
         require(m.indices.size() == 3 * m.triangle_faces.size());
         for (std::uint32_t v : m.indices) require(v < n);
@@ -46,14 +45,7 @@ void check(const keyblend::io::xfile& x, const keyblend::io::load_options& optio
         require(m.triangle_materials.empty() ||
                 m.triangle_materials.size() == m.triangle_faces.size());
         for (std::uint32_t t : m.triangle_materials) require(t < m.materials.size());
-        const keyblend::io::mesh_skin& k = m.skin;
-        require(k.influences_per_vertex <= keyblend::io::max_influences_per_vertex);
-        require(k.bone_indices.size() == n * k.influences_per_vertex);
-        require(k.weights.size() == n * k.influences_per_vertex);
-        require(!k.bones.empty() || k.influences_per_vertex == 0);
-        for (std::uint16_t b : k.bone_indices) require(b == 0 || b < k.bones.size());
-        for (const keyblend::io::skin_bone& b : k.bones)
-            require(b.joint < s.size() && s.name(b.joint) == b.name && keyblend::is_finite(b.offset));
+        kbfuzz::check_skin(m.skin, n, s);
     }
     for (const keyblend::io::xfile_animation_set& a : x.animation_sets) {
         require(static_cast<bool>(keyblend::validate_clip(a.clip, s)));
