@@ -555,15 +555,15 @@ TEST_CASE("compress: every SIMD path equals the scalar one within 2e-6") {
         CAPTURE(t);
         local_pose scalar, simd;
         sample_with<impl::lanes::f1>(cc, s, t, scalar);
-#if defined(KEYBLEND_LANES_SSE2) || defined(KEYBLEND_LANES_AVX2)
+#if KEYBLEND_SIMD_SSE2
         sample_with<impl::lanes::f4>(cc, s, t, simd);
         CHECK(same_within(scalar, simd));
 #endif
-#if defined(KEYBLEND_LANES_AVX2)
+#if KEYBLEND_SIMD_AVX2
         sample_with<impl::lanes::f8>(cc, s, t, simd);
         CHECK(same_within(scalar, simd));
 #endif
-#if defined(KEYBLEND_LANES_AVX512)
+#if KEYBLEND_SIMD_AVX512
         sample_with<impl::lanes::f16, impl::lanes::f8>(cc, s, t, simd);
         CHECK(same_within(scalar, simd));
 #endif
@@ -612,10 +612,10 @@ TEST_CASE("compress: each segment's decoding table, built in lanes, is the forma
             }
         };
         check(impl::clanes::s1{});
-#if defined(KEYBLEND_LANES_AVX2)
+#if KEYBLEND_SIMD_AVX2
         check(impl::clanes::a8{});
 #endif
-#if defined(KEYBLEND_LANES_AVX512)
+#if KEYBLEND_SIMD_AVX512
         check(impl::clanes::a16{});
 #endif
     }

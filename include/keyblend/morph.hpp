@@ -18,7 +18,7 @@
 #pragma once
 
 #include "error.hpp"
-#include "impl/pose_simd.hpp"
+#include "impl/simd/lanes.hpp"
 #include "skin.hpp"
 #include "span.hpp"
 

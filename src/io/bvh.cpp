@@ -838,7 +838,8 @@ private:
         for (std::size_t j = 0; j < joints_.size(); ++j) {
             if (s.name(joint_of[j]) == descs[j].name) continue;
             // The first joint with the name kept it.
-            const std::size_t kept = s.index_of(descs[j].name);
+            const result<std::size_t> found = s.find(descs[j].name);
+            const std::size_t kept = found ? *found : s.size();
             if (kept == s.size()) continue; // (not reached: renaming keeps the first's name)
             const std::size_t first = s.source_of_joint()[kept];
             load_warning w;

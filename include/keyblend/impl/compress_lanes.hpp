@@ -5,7 +5,7 @@
 //
 // SPDX-License-Identifier: MIT
 //
-// Three lane types, chosen from the pose kernels' (impl/pose_simd.hpp) by `for_lanes<V>`:
+// Three lane types, chosen from the SIMD layer's (impl/simd/lanes.hpp) by `for_lanes<V>`:
 // - s1   one lane, plain C++: the scalar reference (lanes::f1, and lanes::f4: SSE2 has neither
 //        variable shifts nor gathers);
 // - a8   AVX2: 8 lanes, __m256i / __m256, _mm256_i32gather_epi32 for the records' words;
@@ -16,7 +16,7 @@
 // floats up to FMA contraction (a16 and a8 fuse `q * scale + bias`).
 #pragma once
 
-#include "pose_simd.hpp"
+#include "simd/lanes.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -79,7 +79,7 @@ struct s1 {
     static fv lookup32(const float* table, iv a) { return table[a]; }
 };
 
-#if defined(KEYBLEND_LANES_AVX2)
+#if KEYBLEND_SIMD_AVX2
 struct a8 {
     static constexpr unsigned width = 8;
     using iv = __m256i;
@@ -150,7 +150,7 @@ struct a8 {
 };
 #endif
 
-#if defined(KEYBLEND_LANES_AVX512)
+#if KEYBLEND_SIMD_AVX512
 struct a16 {
     static constexpr unsigned width = 16;
     using iv = __m512i;
@@ -228,13 +228,13 @@ template <class V>
 struct for_lanes {
     using type = s1;
 };
-#if defined(KEYBLEND_LANES_AVX2)
+#if KEYBLEND_SIMD_AVX2
 template <>
 struct for_lanes<lanes::f8> {
     using type = a8;
 };
 #endif
-#if defined(KEYBLEND_LANES_AVX512)
+#if KEYBLEND_SIMD_AVX512
 template <>
 struct for_lanes<lanes::f16> {
     using type = a16;

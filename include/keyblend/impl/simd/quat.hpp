@@ -6,7 +6,7 @@
 // These are the one implementation of nlerp and slerp: keyblend::nlerp / keyblend::slerp
 // (math.hpp) are these functions on lanes::f1, and the pose kernels (clip sampling, blending) run
 // them on lanes::native. Every operation is written in the same order for every lane type, so the
-// scalar and SIMD results differ only by FMA contraction (see pose_simd.hpp).
+// scalar and SIMD results differ only by FMA contraction (see lanes.hpp).
 // One pass of kernels per instruction set (impl/simd/target.hpp): included again in each.
 #if defined(KEYBLEND_PASS_GUARD_SIMD_QUAT_HPP) == defined(KEYBLEND_PASS_TOGGLE)
 #if defined(KEYBLEND_PASS_GUARD_SIMD_QUAT_HPP)
