@@ -19,7 +19,7 @@
 #pragma once
 
 #include "compress_lanes.hpp"
-#include "quat_lanes.hpp"
+#include "simd/quat.hpp"
 
 #include <cstring>
 
