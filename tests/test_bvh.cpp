@@ -7,6 +7,7 @@
 
 #include "bvh_reference.hpp"
 #include "helpers.hpp"
+#include "job_helpers.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -20,6 +21,7 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::local_to_model;
 namespace kio = keyblend::io;
 
 namespace {

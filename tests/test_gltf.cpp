@@ -6,6 +6,7 @@
 // last, through the SIMD sampling path (sample_clip) and the scalar one (sample_track).
 #include "gltf_builder.hpp"
 #include "helpers.hpp"
+#include "job_helpers.hpp"
 
 #include <keyblend/clip.hpp>
 #include <keyblend/gltf.hpp>
@@ -27,6 +28,8 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::local_to_model;
+using kbtest::sample_clip;
 using kbtest::gltf_builder;
 using kbtest::ojson;
 using kbtest::spec_gltf;
@@ -86,17 +89,19 @@ std::vector<glm::vec3> posed_vertices(const gltf::mesh_instance& m, const skelet
         for (std::size_t v = 0; v < out.size(); ++v) out[v] = glm::vec3(model[m.joint] * glm::vec4(morphed[v], 1.0f));
         return out;
     }
-    std::vector<glm::mat4> palette;
-    REQUIRE(build_palette(model, member_span(m.skin.bones, &io::skin_bone::joint),
-                          member_span(m.skin.bones, &io::skin_bone::offset), palette));
+    std::vector<glm::mat4> palette(m.skin.bones.size());
+    palette_job pj;
+    pj.model = model;
+    pj.bones = m.skin.bones;
+    pj.output = palette;
+    REQUIRE(pj.run());
     skinning_job<std::uint16_t> job;
     job.influences = m.skin.influences_per_vertex;
     job.joints = make_span(m.skin.bone_indices, job.influences);
     job.weights = make_span(m.skin.weights, job.influences);
     job.in_positions = make_span(morphed);
     job.out_positions = make_span(out);
-    job.palette = palette.data();
-    job.palette_size = palette.size();
+    job.palette = palette;
     REQUIRE(job.run());
     return out;
 }

@@ -85,7 +85,7 @@ TEST_CASE("morph_job: out = in + sum of weighted displacements, SIMD against sca
         REQUIRE(fast.validate());
         REQUIRE(fast.run());
         const morph_job slow = m.job(sp, sn, st);
-        REQUIRE(impl::morph::run<impl::lanes::f1>(slow));
+        REQUIRE(impl::run_morph<impl::lanes::f1>(slow));
         for (std::size_t v = 0; v < n; ++v) {
             double mp = 0, mn = 0, mt = 0;
             const glm::dvec3 ep = m.expected(m.dp, m.positions[v], v, mp);

@@ -10,6 +10,7 @@
 #include "ik.hpp"
 #include "key.hpp"
 #include "math.hpp"
+#include "morph.hpp"
 #include "motion.hpp"
 #include "package.hpp"
 #include "player.hpp"

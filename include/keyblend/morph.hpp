@@ -18,7 +18,7 @@
 #pragma once
 
 #include "error.hpp"
-#include "impl/simd/lanes.hpp"
+#include "impl/simd/isa.hpp"
 #include "skin.hpp"
 #include "span.hpp"
 
@@ -90,7 +90,7 @@ struct morph_job {
     /// Morphs the vertices of `range`. Returns validate()'s O(targets) errors (streams, sizes,
     /// aliasing, range) without writing anything; otherwise morphs and succeeds. A job that passed
     /// validate() with unchanged inputs never fails. Never allocates.
-    status run() const;
+    KEYBLEND_JOB_ABI status run() const;
 };
 
 } // namespace keyblend

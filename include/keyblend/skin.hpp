@@ -290,7 +290,7 @@ struct skinning_job : skinning_streams<JointIndex> {
     span<const glm::mat4> palette;
     normal_transform normals = normal_transform::palette;
 
-    /// Everything run() checks, and per vertex: every used joint index < palette_size, every
+    /// Everything run() checks, and per vertex: every used joint index < palette.size(), every
     /// weight finite, the weights summing to one within weight_tolerance (stored weights; with
     /// last_weight::implied the implied weight must not fall below -weight_tolerance), every
     /// influence count in [1, k] and the weights past it 0; and every palette matrix finite.
@@ -304,7 +304,7 @@ struct skinning_job : skinning_streams<JointIndex> {
     ///   an output overlapping another stream (see skinning_streams), an empty palette;
     /// - errc::size_mismatch: a stream whose size is not n, normals or tangents given on one side
     ///   only, weights given for k == 1 implied;
-    /// - errc::out_of_range: a joint index >= palette_size;
+    /// - errc::out_of_range: a joint index >= palette.size();
     /// - errc::non_finite: a NaN or infinite weight or palette matrix;
     /// - errc::not_normalized: weights whose sum is not one (normalize_weights fixes them).
     KEYBLEND_JOB_ABI status validate() const { return impl::skin::validate_linear(*this); }

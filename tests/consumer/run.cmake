@@ -33,7 +33,7 @@ if(MODE MATCHES "^installed")
   else()
     # Header-only without io: configuring and installing builds nothing.
     run(${CMAKE_COMMAND} -S "${KEYBLEND_SOURCE_DIR}" -B "${WORK_DIR}/keyblend-core" -G "${CMAKE_GENERATOR}"
-        -DKEYBLEND_BUILD_IO=OFF -DKEYBLEND_BUILD_GLTF=OFF -DKEYBLEND_BUILD_TESTS=OFF -DKEYBLEND_BUILD_BENCH=OFF
+        -DKEYBLEND_BUILD_IO=OFF -DKEYBLEND_BUILD_GLTF=OFF -DKEYBLEND_BUILD_KERNELS=OFF -DKEYBLEND_BUILD_TESTS=OFF -DKEYBLEND_BUILD_BENCH=OFF
         -DKEYBLEND_BUILD_EXAMPLES=OFF)
     run(${CMAKE_COMMAND} --install "${WORK_DIR}/keyblend-core" --prefix "${prefix}")
   endif()
@@ -45,17 +45,17 @@ if(MODE MATCHES "^installed")
   # A package asked for a component it does not have, or that does not exist, fails clearly.
   set(probe "${WORK_DIR}/probe")
   file(MAKE_DIRECTORY "${probe}")
-  foreach(component nonsense io gltf)
-    if(component MATCHES "^(io|gltf)$" AND MODE STREQUAL "installed")
+  foreach(component nonsense io gltf kernels)
+    if(component MATCHES "^(io|gltf|kernels)$" AND MODE STREQUAL "installed")
       continue()
     endif()
     file(WRITE "${probe}/${component}/CMakeLists.txt"
          "cmake_minimum_required(VERSION 3.16)\nproject(probe LANGUAGES CXX)\n"
          "find_package(keyblend CONFIG REQUIRED COMPONENTS ${component})\n")
-    if(component MATCHES "^(io|gltf)$")
+    if(component MATCHES "^(io|gltf|kernels)$")
       set(expected "component '${component}' was not built into this installation of keyblend")
     else()
-      set(expected "unknown component 'nonsense' \\(keyblend's components: io, assimp")
+      set(expected "unknown component 'nonsense' \\(keyblend's components: kernels, io, assimp")
     endif()
     expect_configure_failure("${expected}" -S "${probe}/${component}" -B "${probe}/${component}/build"
                              -G "${CMAKE_GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}")
@@ -65,6 +65,11 @@ endif()
 run(${CMAKE_COMMAND} ${args})
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/consumer")
+if(EXISTS "${WORK_DIR}/build/consumer_kernels")
+  run("${WORK_DIR}/build/consumer_kernels")
+elseif(NOT MODE STREQUAL "installed_core")
+  message(FATAL_ERROR "keyblend::kernels was not there to link")
+endif()
 if(NOT MODE STREQUAL "installed_core")
   run("${WORK_DIR}/build/consumer_io")
 endif()

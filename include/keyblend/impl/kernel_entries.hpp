@@ -14,6 +14,7 @@
 #include "clip_kernels.hpp"
 #include "blend_kernels.hpp"
 #include "pose_kernels.hpp"
+#include "morph_kernels.hpp"
 #include "kernel_table.hpp"
 #include "skin/entry.hpp"
 
@@ -33,6 +34,7 @@ struct kernel_entries {
     }
     static status hierarchy(const local_to_model_job& j) { return run_job(j); }
     static status palette(const palette_job& j) { return skin::run_palette(j); }
+    static status morph(const morph_job& j) { return run_job(j); }
     template <class Index>
     static status skin(const skinning_job<Index>& j) {
         return skin::run_linear<any_skinning>(j);
@@ -59,6 +61,7 @@ inline const kernel_table& table() {
                                    &e::additive,
                                    &e::hierarchy,
                                    &e::palette,
+                                   &e::morph,
                                    &e::skin<std::uint16_t>,
                                    &e::skin<std::uint8_t>,
                                    &e::dual_quaternion<std::uint16_t>,

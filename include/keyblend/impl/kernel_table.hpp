@@ -16,6 +16,7 @@ struct sampling_job;
 struct blend_job;
 struct local_to_model_job;
 struct palette_job;
+struct morph_job;
 template <class JointIndex>
 struct skinning_job;
 template <class JointIndex>
@@ -33,6 +34,7 @@ struct kernel_table {
     status (*additive)(const local_pose&, const local_pose&, local_pose&);
     status (*hierarchy)(const local_to_model_job&);
     status (*palette)(const palette_job&);
+    status (*morph)(const morph_job&);
     status (*skin16)(const skinning_job<std::uint16_t>&);
     status (*skin8)(const skinning_job<std::uint8_t>&);
     status (*dual_quaternion16)(const dual_quaternion_skinning_job<std::uint16_t>&);

@@ -4,6 +4,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "simd/isa.hpp"
+
 #include <string>
 
 namespace keyblend {
@@ -117,72 +119,6 @@ inline status check(const morph_job& j, std::size_t& begin, std::size_t& end) {
     return {};
 }
 
-template <class S>
-bool packed_xyz(const strided_span<S>& s) {
-    return s.stride == 3 * sizeof(float) && s.component_stride == sizeof(float);
-}
-
-/// Morphs one attribute of vertices [begin, end) on lanes V (f1: the scalar reference).
-template <class V>
-void morph_attribute(const morph_job& j, const attribute& a, std::size_t begin, std::size_t end) {
-    using lanes::f1;
-    const std::size_t targets = j.targets.size();
-    bool flat = a.components == 3 && packed_xyz(a.in) && packed_xyz(a.out);
-    for (std::size_t t = 0; t < targets && flat; ++t) {
-        const strided_span<const float>& d = j.targets[t].*(a.member);
-        if (j.weights[t] != 0.0f && !d.empty()) flat = packed_xyz(d);
-    }
-    if (flat) {
-        // x, y and z of consecutive vertices are consecutive floats in every stream: one flat sum.
-        const std::size_t first = 3 * begin, last = 3 * end;
-        std::size_t k = first;
-        for (; k + V::width <= last; k += V::width) {
-            V acc = V::load(a.in.data + k);
-            for (std::size_t t = 0; t < targets; ++t) {
-                const float w = j.weights[t];
-                const float* d = (j.targets[t].*(a.member)).data;
-                if (w != 0.0f && d) acc = fmadd(V::set1(w), V::load(d + k), acc);
-            }
-            acc.store(a.out.data + k);
-        }
-        for (; k < last; ++k) {
-            f1 acc{a.in.data[k]};
-            for (std::size_t t = 0; t < targets; ++t) {
-                const float w = j.weights[t];
-                const float* d = (j.targets[t].*(a.member)).data;
-                if (w != 0.0f && d) acc = fmadd(f1{w}, f1{d[k]}, acc);
-            }
-            a.out.data[k] = acc.v;
-        }
-        return;
-    }
-    for (std::size_t v = begin; v < end; ++v) {
-        float w3 = 0.0f;
-        if (a.components == 4) w3 = a.in(v, 3);
-        for (std::size_t c = 0; c < 3; ++c) {
-            f1 acc{a.in(v, c)};
-            for (std::size_t t = 0; t < targets; ++t) {
-                const float w = j.weights[t];
-                const strided_span<const float>& d = j.targets[t].*(a.member);
-                if (w != 0.0f && !d.empty()) acc = fmadd(f1{w}, f1{d(v, c)}, acc);
-            }
-            a.out(v, c) = acc.v;
-        }
-        if (a.components == 4) a.out(v, 3) = w3;
-    }
-}
-
-/// The job on lanes V (run() uses lanes::widest; the tests compare it with lanes::f1).
-template <class V>
-status run(const morph_job& j) {
-    std::size_t begin = 0, end = 0;
-    if (status s = check(j, begin, end); !s) return s;
-    attribute a[3];
-    const std::size_t count = attributes_of(j, a);
-    for (std::size_t i = 0; i < count; ++i) morph_attribute<V>(j, a[i], begin, end);
-    return {};
-}
-
 } // namespace morph
 } // namespace impl
 
@@ -211,6 +147,11 @@ inline status morph_job::validate() const {
     return {};
 }
 
-inline status morph_job::run() const { return impl::morph::run<impl::lanes::widest>(*this); }
-
 } // namespace keyblend
+
+#if KEYBLEND_KERNELS_HERE
+#include "morph_kernels.hpp"
+#endif
+#if !defined(KEYBLEND_KERNELS_LIBRARY)
+inline keyblend::status keyblend::morph_job::run() const { return impl::run_job(*this); }
+#endif
