@@ -30,6 +30,7 @@
 using namespace keyblend;
 using kbtest::local_to_model;
 using kbtest::sample_clip;
+using kbtest::sample_local_matrices;
 using kbtest::gltf_builder;
 using kbtest::ojson;
 using kbtest::spec_gltf;
