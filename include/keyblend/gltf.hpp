@@ -234,7 +234,8 @@ struct write_report {
 /// skinned mesh without influence follows its mesh's joint (a bone added for it), two influences
 /// of one vertex on one joint are merged, non-unit normals are normalised (a zero one becomes
 /// +y), NaN or infinite vertex data becomes 0, repeated key times (a cut) and key times that
-/// collide in float seconds move the later key one float step later, keys before time 0 are
+/// collide in float seconds move the earlier key one float step earlier (at the time itself the
+/// later key holds, as keyblend samples a cut), keys before time 0 are
 /// replaced by the value at 0, texture file names become relative URIs (backslashes become
 /// slashes, reserved characters are percent-encoded, an absolute path keeps its file name),
 /// names that are not UTF-8 are read as Latin-1. A matrix that translation / rotation / scale

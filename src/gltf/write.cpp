@@ -1022,8 +1022,11 @@ status writer::add_clip(std::size_t index) {
     double worst = 0.0, worst_between = 0.0;
     std::string worst_at;
 
-    // Times in seconds, strictly increasing and >= 0 (glTF's rule): returns the kept keys' indices
-    // (keys before 0 collapse into one key at 0, whose value the caller samples) and their times.
+    // Times in seconds, strictly increasing and >= 0 (glTF's rule): the kept keys start at
+    // `first_kept` (keys before 0 collapse into one key at 0, whose value the caller samples).
+    // Where two keys share a time (a cut, or ticks that float seconds cannot tell apart) the
+    // earlier moves one float step earlier, so that at the time itself the later key holds, as
+    // keyblend samples a cut.
     const auto convert_times = [&](const std::vector<float>& ticks, std::vector<float>& seconds,
                                    std::size_t& first_kept, bool& starts_at_zero) {
         seconds.clear();
@@ -1037,13 +1040,18 @@ status writer::add_clip(std::size_t index) {
                 seconds.push_back(0.0f);
             }
         }
-        for (std::size_t i = first_kept; i < ticks.size(); ++i) {
-            float t = static_cast<float>(double(ticks[i]) / tps);
-            if (!seconds.empty() && !(t > seconds.back())) {
+        for (std::size_t i = first_kept; i < ticks.size(); ++i)
+            seconds.push_back(static_cast<float>(double(ticks[i]) / tps));
+        for (std::size_t i = seconds.size(); i-- > 1;)
+            if (!(seconds[i - 1] < seconds[i])) {
                 ++cut_keys;
-                t = std::nextafter(seconds.back(), INFINITY);
+                seconds[i - 1] = std::nextafter(seconds[i], -INFINITY);
             }
-            seconds.push_back(t);
+        // (Keys crowded at 0 cannot move earlier: they move later instead.)
+        if (!seconds.empty() && seconds[0] < 0.0f) {
+            seconds[0] = 0.0f;
+            for (std::size_t i = 1; i < seconds.size() && !(seconds[i - 1] < seconds[i]); ++i)
+                seconds[i] = std::nextafter(seconds[i - 1], INFINITY);
         }
     };
 
@@ -1180,7 +1188,7 @@ status writer::add_clip(std::size_t index) {
         if (!(st = problem(warning_action::repaired, errc::duplicate,
                            where + ": " + std::to_string(cut_keys) + " keys share a time in seconds with the key before "
                                "(a cut, or ticks that float seconds cannot tell apart); glTF's times increase strictly, "
-                               "so each is written one float step later")))
+                               "so the earlier of two is written one float step earlier")))
             return st;
     if (negative_keys)
         if (!(st = problem(warning_action::repaired, errc::out_of_range,
