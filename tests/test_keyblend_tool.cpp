@@ -696,8 +696,9 @@ TEST_CASE("render: a PNG contact sheet of N labelled frames that move") {
     for (int f = 0; f < 6; ++f) frames.push_back(sheet.crop((f % 4) * 120, 14 + (f / 4) * 100, 120, 100));
     for (int f = 0; f < 6; ++f) {
         CAPTURE(f);
-        // Not blank: the body covers a good part of the frame (and the label a little).
-        CHECK(frames[std::size_t(f)].drawn() > 1500);
+        // Not blank: the body covers a good part of the frame (and the label a little). (Seen from
+        // the side Direct3D shows: a .X file is drawn mirrored into the right-handed camera.)
+        CHECK(frames[std::size_t(f)].drawn() > 1200);
         // The time label, bottom left: light text on a dark box.
         const picture label = frames[std::size_t(f)].crop(2, 86, 40, 12);
         std::size_t light = 0;
