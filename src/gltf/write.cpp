@@ -298,10 +298,10 @@ struct material_key {
 
 constexpr std::size_t none = static_cast<std::size_t>(-1);
 
-/// A measurement for a message: three significant digits.
-std::string number_text(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", v);
+/// A measurement for a message: three significant digits (`digits` for other numbers).
+std::string number_text(double v, int digits = 3) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
     return buf;
 }
 
@@ -1013,7 +1013,7 @@ status writer::add_clip(std::size_t index) {
                                "have none)")))
             return st;
     if (c.ticks_per_second_is_default)
-        note(where + ": the source gives no ticks per second; " + number_text(double(c.ticks_per_second)) +
+        note(where + ": the source gives no ticks per second; " + number_text(double(c.ticks_per_second), 9) +
              " (the default) converts its ticks to seconds");
 
     const double tps = double(c.ticks_per_second);
