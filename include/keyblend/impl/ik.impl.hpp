@@ -235,6 +235,17 @@ KEYBLEND_FORCE_INLINE std::uint32_t nonfinite_bits(const glm::vec3& v, std::uint
     const float f[3] = {v.x, v.y, v.z};
     return nonfinite_bits(f, 3, acc);
 }
+/// The same over an array of vectors: one flat run of floats where glm::vec3 is three packed floats
+/// (x, y, z, as GLM stores them), so that the loop vectorises.
+inline std::uint32_t nonfinite_bits(span<const glm::vec3> v, std::uint32_t acc = 0) {
+    if (v.empty()) return acc;
+    if constexpr (sizeof(glm::vec3) == 3 * sizeof(float)) {
+        return nonfinite_bits(&v[0].x, 3 * v.size(), acc);
+    } else {
+        for (const glm::vec3& x : v) acc = nonfinite_bits(x, acc);
+        return acc;
+    }
+}
 KEYBLEND_FORCE_INLINE bool no_nonfinite(std::uint32_t acc) { return !(acc & 0x80000000u); }
 
 /// The bits of joint j's model matrix (all 16 elements) and, with `rotation`, its local rotation.
@@ -465,12 +476,9 @@ bool batch_run_ok(const Job& job) {
         in_range &= chain.character < characters && last_joint(chain) < job.characters[c].pose->size();
     }
     if (!in_range) return false;
-    std::uint32_t bits = 0;
-    for (const glm::vec3& v : job.targets) bits = nonfinite_bits(v, bits);
-    for (const glm::vec3& v : job.pole_vectors) bits = nonfinite_bits(v, bits);
     bool weights = true;
     for (const float x : job.weights) weights &= in_unit(x);
-    return weights && no_nonfinite(bits);
+    return weights && no_nonfinite(nonfinite_bits(job.targets, nonfinite_bits(job.pole_vectors)));
 }
 
 /// A batch job's run() checks, reported (the kernels call it first).

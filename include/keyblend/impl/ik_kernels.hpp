@@ -84,17 +84,24 @@ KEYBLEND_FORCE_INLINE vec3<V> times(const vec3<V> (&frame)[3], const vec3<V>& v)
     return frame[0] * v.x + frame[1] * v.y + frame[2] * v.z;
 }
 
-// The rotation helpers of impl/gameplay_math.hpp, lane by lane: the same formulas, both sides of
-// each branch computed and the one the scalar code takes selected (a lane of the other side may
-// be infinite or NaN: it is never selected).
+// The rotation helpers of impl/gameplay_math.hpp, lane by lane: the same formulas, each branch
+// the scalar code takes selected per lane (a lane of the side not taken may be infinite or NaN: it
+// is never selected). A side that is rare (a degenerate case) is computed only when a lane takes
+// it.
 
-/// qnormalize / qrenormalize.
+/// True when some lane of `m` is set.
+template <class M>
+KEYBLEND_FORCE_INLINE bool any(M m) {
+    return lanes::bits(m) != 0;
+}
+
+/// qrenormalize: one Newton step where |q|^2 is within 1e-4 of 1, else qnormalize.
 template <class V>
 KEYBLEND_FORCE_INLINE quat_lanes<V> renormalize(const quat_lanes<V>& q) {
     const V n2 = dot(q, q);
-    const typename V::mask near_unit = abs(n2 - V::set1(1.0f)) < V::set1(1e-4f);
-    return select(near_unit, scale(q, V::set1(1.5f) - V::set1(0.5f) * n2),
-                                      normalize_or_identity(q));
+    const quat_lanes<V> r = scale(q, V::set1(1.5f) - V::set1(0.5f) * n2);
+    const typename V::mask far = !(abs(n2 - V::set1(1.0f)) < V::set1(1e-4f));
+    return any(far) ? select(far, normalize_or_identity(q), r) : r;
 }
 
 /// qrotate: v + 2w (u x v) + 2 u x (u x v).
@@ -123,16 +130,20 @@ KEYBLEND_FORCE_INLINE quat_lanes<V> rotation_between(const vec3<V>& from, const 
     const V norms = lanes::sqrt(dot(from, from) * dot(to, to));
     const V d = dot(from, to);
     const vec3<V> v = cross(from, to);
-    const V sine = lanes::sqrt(dot(v, v));
-    const typename V::mask acute = d >= zero;
-    const typename V::mask opposite = (!acute) & (!(sine > V::set1(1e-6f) * norms));
-    const V along = select(acute, V::set1(1.0f), (norms - d) / sine);
-    const vec3<V> across =
-        select(abs(from.x) > abs(from.z), vec3<V>{-from.y, from.x, zero}, vec3<V>{zero, -from.z, from.y});
-    const quat_lanes<V> turned{select(acute, norms + d, sine), v.x * along, v.y * along, v.z * along};
-    const quat_lanes<V> q = normalize_or_identity(select(
-        opposite, quat_lanes<V>{zero, across.x, across.y, across.z}, turned));
-    return select(norms > zero, q, quat_lanes<V>::identity());
+    quat_lanes<V> q{norms + d, v.x, v.y, v.z};
+    const typename V::mask obtuse = !(d >= zero);
+    if (any(obtuse)) {
+        const V sine = lanes::sqrt(dot(v, v));
+        const V along = (norms - d) / sine;
+        q = select(obtuse, quat_lanes<V>{sine, v.x * along, v.y * along, v.z * along}, q);
+        const typename V::mask opposite = obtuse & (!(sine > V::set1(1e-6f) * norms));
+        if (any(opposite)) {
+            const vec3<V> across =
+                select(abs(from.x) > abs(from.z), vec3<V>{-from.y, from.x, zero}, vec3<V>{zero, -from.z, from.y});
+            q = select(opposite, quat_lanes<V>{zero, across.x, across.y, across.z}, q);
+        }
+    }
+    return select(norms > zero, normalize_or_identity(q), quat_lanes<V>::identity());
 }
 
 /// in_frame: a rotation of the model matrices' space expressed in a joint's frame (the axis through
@@ -152,7 +163,8 @@ KEYBLEND_FORCE_INLINE quat_lanes<V> in_frame(const quat_lanes<V>& q, const vec3<
 template <class V>
 KEYBLEND_FORCE_INLINE quat_lanes<V> corrected(const quat_lanes<V>& rotation, const quat_lanes<V>& correction,
                                               const vec3<V> (&frame)[3], V weight) {
-    const quat_lanes<V> c = nlerp(quat_lanes<V>::identity(), in_frame(correction, frame), weight);
+    quat_lanes<V> c = in_frame(correction, frame);
+    if (any(weight != V::set1(1.0f))) c = nlerp(quat_lanes<V>::identity(), c, weight);
     return renormalize(multiply(rotation, c));
 }
 
@@ -420,25 +432,39 @@ KEYBLEND_FORCE_INLINE two_bone_result<V> solve_two_bone(const vec3<V>& a, const 
         d = select(softened, soft + span * (one - V::load(e)), dt);
     }
     d = min(max(d, shortest), chain);
-    const vec3<V> ce = c - a;
-    const V lce = sqrt(dot(ce, ce));
-    const vec3<V> dir = select(dt > eps, to_target * (one / dt), select(lce > eps, ce / lce, u1 / l1));
+    vec3<V> dir = to_target * (one / dt);
+    const M at_start = !(dt > eps);
+    if (any(at_start)) {
+        const vec3<V> ce = c - a;
+        const V lce = sqrt(dot(ce, ce));
+        dir = select(at_start, select(lce > eps, ce / lce, u1 / l1), dir);
+    }
 
     // The hinge, in model space: the given axis through the middle joint's frame (reversed where
     // it is mirrored), or the bones' cross product, or for a straight chain toward the pole or
     // about any axis perpendicular to the first bone.
-    const vec3<V> given = times(mid_frame, mid_axis);
-    const V det = dot(mid_frame[0], cross(mid_frame[1], mid_frame[2]));
-    const vec3<V> h_given = select(det < zero, -given, given);
-    const vec3<V> h_bent = cross(u1, u2);
-    const M straight = !(dot(h_bent, h_bent) > V::set1(1e-12f) * (l1 * l1 * l2 * l2));
-    const vec3<V> n1 = u1 / l1;
-    const vec3<V> h_pole = cross(pole - dot(pole, n1) * n1, n1);
-    const V hp2 = dot(h_pole, h_pole);
-    const M no_pole = (!(hp2 > V::set1(1e-12f) * dot(pole, pole))) | (!(hp2 > zero));
-    const vec3<V> h_any = cross(n1, select(abs(n1.x) < V::set1(0.6f), splat<V>(1, 0, 0), splat<V>(0, 1, 0)));
-    vec3<V> h = select(dot(mid_axis, mid_axis) > V::set1(1e-12f), h_given,
-                       select(straight, select(no_pole, h_any, h_pole), h_bent));
+    const M given = dot(mid_axis, mid_axis) > V::set1(1e-12f);
+    const unsigned given_lanes = lanes::bits(given);
+    vec3<V> h{zero, zero, zero};
+    if (given_lanes) {
+        const vec3<V> axis = times(mid_frame, mid_axis);
+        const V det = dot(mid_frame[0], cross(mid_frame[1], mid_frame[2]));
+        h = select(det < zero, -axis, axis);
+    }
+    if (given_lanes != (1u << W) - 1u) {
+        vec3<V> h_bent = cross(u1, u2);
+        const M straight = (!given) & (!(dot(h_bent, h_bent) > V::set1(1e-12f) * (l1 * l1 * l2 * l2)));
+        if (any(straight)) {
+            const vec3<V> n1 = u1 / l1;
+            const vec3<V> h_pole = cross(pole - dot(pole, n1) * n1, n1);
+            const V hp2 = dot(h_pole, h_pole);
+            const M no_pole = (!(hp2 > V::set1(1e-12f) * dot(pole, pole))) | (!(hp2 > zero));
+            const vec3<V> h_any =
+                cross(n1, select(abs(n1.x) < V::set1(0.6f), splat<V>(1, 0, 0), splat<V>(0, 1, 0)));
+            h_bent = select(straight, select(no_pole, h_any, h_pole), h_bent);
+        }
+        h = select(given, h, h_bent);
+    }
     const V h2 = dot(h, h);
     out.moved = out.moved & (h2 > zero);
     h = h * lanes::rsqrt(h2);
@@ -467,11 +493,14 @@ KEYBLEND_FORCE_INLINE two_bone_result<V> solve_two_bone(const vec3<V>& a, const 
     const vec3<V> pole_across = pole - dot(pole, dir) * dir;
     const V pole2 = dot(pole, pole);
     const vec3<V> mid_now = rotate(onto, u1);
-    const vec3<V> across_bent = mid_now - dot(mid_now, dir) * dir;
-    vec3<V> across_straight = cross(dir, rotate(onto, h));
-    across_straight = across_straight - dot(across_straight, dir) * dir;
-    const vec3<V> across =
-        select(!(dot(across_bent, across_bent) > V::set1(1e-12f) * l1 * l1), across_straight, across_bent);
+    vec3<V> across = mid_now - dot(mid_now, dir) * dir;
+    const M straight = !(dot(across, across) > V::set1(1e-12f) * l1 * l1);
+    if (any(straight)) {
+        // (The side the hinge would bend the middle joint to.)
+        vec3<V> across_straight = cross(dir, rotate(onto, h));
+        across_straight = across_straight - dot(across_straight, dir) * dir;
+        across = select(straight, across_straight, across);
+    }
     const M turns = (pole2 > zero) & (dot(pole_across, pole_across) > V::set1(1e-12f) * pole2) &
                     (dot(across, across) > V::set1(1e-12f));
     const quat_lanes<V> turn = select(
