@@ -881,7 +881,7 @@ TEST_CASE("two_bone_ik_batch_job: run() checks the frame's values and every inde
     CHECK(j.run());
 }
 
-TEST_CASE("two_bone_ik_batch_job: validate() alone checks what a set-up decides; run() then leaves a non-finite chain unchanged") {
+TEST_CASE("two_bone_ik_batch_job: validate() alone checks what a set-up decides, and run() leaves a chain with non-finite values unchanged") {
     crowd c(12, 62);
     const std::vector<local_pose> before = c.poses();
     std::vector<ik_buffers> characters = c.characters();
