@@ -201,8 +201,10 @@ struct two_bone_ik_chain {
 /// (impl/simd/lanes.hpp: 16 chains at a time with AVX-512, 8 with AVX2, 4 with SSE2 or NEON), in
 /// any number of chains. The results equal the single job's to float rounding: within 2e-6 of
 /// the chain's length at the end joint and 1e-5 in the corrected rotations (the tests hold every
-/// lane type to it), and the same `reached`, except for a target whose distance is within float
-/// rounding of a reach limit.
+/// lane type to it), and the same `reached` (but for a target within float rounding of a reach
+/// limit). Where the single job's result is itself decided by rounding, so is this one's: the
+/// roll of a chain folded toward a target at its start joint, or nearly fully folded (whose end
+/// still reaches the target).
 ///
 /// Chains are solved independently, from the model matrices given (as that many two_bone_ik_jobs
 /// run one after the other without a local_to_model_job between them would be): a chain below

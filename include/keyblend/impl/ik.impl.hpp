@@ -231,6 +231,24 @@ KEYBLEND_FORCE_INLINE std::uint32_t nonfinite_bits(const float* p, std::size_t n
     }
     return acc;
 }
+/// The same over the 16 elements of each of `count` matrices, four at a time where the compiler
+/// has vector types (GCC, Clang: SSE2, NEON or wider), else one at a time.
+KEYBLEND_FORCE_INLINE std::uint32_t nonfinite_bits(const glm::mat4* const* m, std::size_t count, std::uint32_t acc) {
+#if defined(__GNUC__) || defined(__clang__)
+    typedef std::uint32_t u32x4 __attribute__((vector_size(16)));
+    u32x4 bits = {0, 0, 0, 0};
+    for (std::size_t k = 0; k < count; ++k)
+        for (int c = 0; c < 4; ++c) {
+            u32x4 v;
+            std::memcpy(&v, &(*m[k])[c][0], sizeof v);
+            bits |= (v & 0x7f800000u) + 0x00800000u;
+        }
+    return acc | bits[0] | bits[1] | bits[2] | bits[3];
+#else
+    for (std::size_t k = 0; k < count; ++k) acc = nonfinite_bits(&(*m[k])[0][0], 16, acc);
+    return acc;
+#endif
+}
 KEYBLEND_FORCE_INLINE std::uint32_t nonfinite_bits(const glm::vec3& v, std::uint32_t acc = 0) {
     const float f[3] = {v.x, v.y, v.z};
     return nonfinite_bits(f, 3, acc);
@@ -248,13 +266,9 @@ inline std::uint32_t nonfinite_bits(span<const glm::vec3> v, std::uint32_t acc =
 }
 KEYBLEND_FORCE_INLINE bool no_nonfinite(std::uint32_t acc) { return !(acc & 0x80000000u); }
 
-/// The bits of joint j's model matrix (all 16 elements) and, with `rotation`, its local rotation.
-KEYBLEND_FORCE_INLINE std::uint32_t joint_nonfinite_bits(const ik_buffers& b, std::size_t j, bool rotation,
-                                                         std::uint32_t acc) {
-    acc = nonfinite_bits(&b.model[j][0][0], 16, acc);
-    if (!rotation) return acc;
+/// The bits of joint j's local rotation.
+KEYBLEND_FORCE_INLINE std::uint32_t rotation_nonfinite_bits(const local_pose& p, std::size_t j, std::uint32_t acc) {
     using S = local_pose;
-    const local_pose& p = *b.pose;
     const float q[4] = {p.data(S::rotation_x)[j], p.data(S::rotation_y)[j], p.data(S::rotation_z)[j],
                         p.data(S::rotation_w)[j]};
     return nonfinite_bits(q, 4, acc);
@@ -290,9 +304,9 @@ inline status check_joint(const ik_buffers& b, std::size_t j, const char* role, 
     if (j >= s.size())
         return w.fail(errc::out_of_range, name() + " is out of range (" + std::to_string(s.size()) + " joints)");
     if (level == ik_checks::batch_run) return {};
-    if (!no_nonfinite(joint_nonfinite_bits(b, j, false, 0)))
+    if (!is_finite(b.model[j]))
         return w.fail(errc::non_finite, name() + " '" + s.name(j) + "': model matrix is not finite");
-    if (rotation && !no_nonfinite(joint_nonfinite_bits(b, j, true, 0)))
+    if (rotation && !no_nonfinite(rotation_nonfinite_bits(*b.pose, j, 0)))
         return w.fail(errc::non_finite, name() + " '" + s.name(j) + "': local rotation is not finite");
     return {};
 }
@@ -371,16 +385,17 @@ KEYBLEND_FORCE_INLINE bool single_run_ok(const two_bone_ik_job& j) {
     const std::size_t n = j.skeleton->size();
     if (!(j.start_joint < n && j.mid_joint < n && j.end_joint < n && in_unit(j.weight) && in_unit(j.soften)))
         return false;
+    const glm::mat4* matrices[3] = {&j.model[j.start_joint], &j.model[j.mid_joint], &j.model[j.end_joint]};
     std::uint32_t bits = nonfinite_bits(j.target, nonfinite_bits(j.pole_vector, nonfinite_bits(j.mid_axis)));
-    bits = joint_nonfinite_bits(j, j.start_joint, true, bits);
-    bits = joint_nonfinite_bits(j, j.mid_joint, true, bits);
-    return no_nonfinite(joint_nonfinite_bits(j, j.end_joint, false, bits));
+    bits = rotation_nonfinite_bits(*j.pose, j.start_joint, rotation_nonfinite_bits(*j.pose, j.mid_joint, bits));
+    return no_nonfinite(nonfinite_bits(matrices, 3, bits));
 }
 KEYBLEND_FORCE_INLINE bool single_run_ok(const aim_ik_job& j) {
     if (!buffers_ok(j) || !(j.joint < j.skeleton->size()) || !in_unit(j.weight)) return false;
+    const glm::mat4* matrix = &j.model[j.joint];
     std::uint32_t bits = nonfinite_bits(j.target, nonfinite_bits(j.pole_vector, nonfinite_bits(j.forward)));
-    bits = nonfinite_bits(j.up, nonfinite_bits(j.offset, bits));
-    return no_nonfinite(joint_nonfinite_bits(j, j.joint, true, bits));
+    bits = nonfinite_bits(j.up, nonfinite_bits(j.offset, rotation_nonfinite_bits(*j.pose, j.joint, bits)));
+    return no_nonfinite(nonfinite_bits(&matrix, 1, bits));
 }
 
 /// A batch job's frame values of chain i: its target, its pole vector (zero when none are given)
