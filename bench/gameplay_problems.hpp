@@ -137,19 +137,24 @@ struct ik_batch {
     }
     keyblend::two_bone_ik_batch_job leg_job() const {
         keyblend::two_bone_ik_batch_job job;
-        job.characters = characters;
+        static_cast<keyblend::ik_batch_buffers&>(job) = batch_buffers();
         job.chains = legs;
-        job.targets = targets;
-        job.pole_vectors = poles;
         return job;
     }
     keyblend::aim_ik_batch_job head_job() const {
         keyblend::aim_ik_batch_job job;
-        job.characters = characters;
+        static_cast<keyblend::ik_batch_buffers&>(job) = batch_buffers();
         job.chains = heads;
-        job.targets = targets;
-        job.pole_vectors = poles;
         return job;
+    }
+
+private:
+    keyblend::ik_batch_buffers batch_buffers() const {
+        keyblend::ik_batch_buffers b;
+        b.characters = characters;
+        b.targets = targets;
+        b.pole_vectors = poles;
+        return b;
     }
 };
 

@@ -551,6 +551,37 @@ TEST_CASE("aim_ik_job: weight, and targets that cannot be aimed at") {
 
 namespace {
 
+// The single job that solves a batch's chain.
+two_bone_ik_job single_job(const ik_buffers& b, const two_bone_ik_chain& c, const glm::vec3& target,
+                           const glm::vec3& pole, float weight, bool* reached) {
+    two_bone_ik_job job;
+    static_cast<ik_buffers&>(job) = b;
+    job.start_joint = c.start_joint;
+    job.mid_joint = c.mid_joint;
+    job.end_joint = c.end_joint;
+    job.mid_axis = c.mid_axis;
+    job.soften = c.soften;
+    job.target = target;
+    job.pole_vector = pole;
+    job.weight = weight;
+    job.reached = reached;
+    return job;
+}
+aim_ik_job single_job(const ik_buffers& b, const aim_ik_chain& c, const glm::vec3& target, const glm::vec3& pole,
+                      float weight, bool* reached) {
+    aim_ik_job job;
+    static_cast<ik_buffers&>(job) = b;
+    job.joint = c.joint;
+    job.forward = c.forward;
+    job.up = c.up;
+    job.offset = c.offset;
+    job.target = target;
+    job.pole_vector = pole;
+    job.weight = weight;
+    job.reached = reached;
+    return job;
+}
+
 // Many characters, one leg chain each (or a second chain of one character), with the frame's
 // values of the single job's cases: targets anywhere in reach, near full extension, near fully
 // folded, out of reach, at the hip; poles at random, zero, or along the target line; the hinge
@@ -631,19 +662,7 @@ struct crowd {
 
     /// The single job of chain i.
     two_bone_ik_job single(std::size_t i, bool* reached) {
-        const two_bone_ik_chain& c = chains[i];
-        two_bone_ik_job job;
-        static_cast<ik_buffers&>(job) = people[c.character].buffers();
-        job.start_joint = c.start_joint;
-        job.mid_joint = c.mid_joint;
-        job.end_joint = c.end_joint;
-        job.mid_axis = c.mid_axis;
-        job.soften = c.soften;
-        job.target = targets[i];
-        job.pole_vector = poles[i];
-        job.weight = weights[i];
-        job.reached = reached;
-        return job;
+        return single_job(people[chains[i].character].buffers(), chains[i], targets[i], poles[i], weights[i], reached);
     }
 };
 
@@ -763,20 +782,8 @@ TEST_CASE("two_bone_ik_batch_job: several chains of one character, as the single
         const float weights[] = {1.0f, 0.75f};
         bool reached[2] = {false, false}, single_reached[2] = {false, false};
         const ik_buffers character[] = {f.buffers()};
-        for (std::size_t i = 0; i < 2; ++i) {
-            two_bone_ik_job job;
-            static_cast<ik_buffers&>(job) = character[0];
-            job.start_joint = chains[i].start_joint;
-            job.mid_joint = chains[i].mid_joint;
-            job.end_joint = chains[i].end_joint;
-            job.mid_axis = chains[i].mid_axis;
-            job.soften = chains[i].soften;
-            job.target = targets[i];
-            job.pole_vector = poles[i];
-            job.weight = weights[i];
-            job.reached = &single_reached[i];
-            REQUIRE(job.run());
-        }
+        for (std::size_t i = 0; i < 2; ++i)
+            REQUIRE(single_job(character[0], chains[i], targets[i], poles[i], weights[i], &single_reached[i]).run());
         const local_pose expected = f.pose;
         f.pose = before;
         two_bone_ik_batch_job batch;
@@ -992,19 +999,8 @@ TEST_CASE("aim_ik_batch_job: each chain as aim_ik_job turns it, on every lane ty
         std::vector<local_pose> before;
         for (const leg_fixture& f : people) before.push_back(f.pose);
         std::unique_ptr<bool[]> single_reached(new bool[n]);
-        for (std::size_t i = 0; i < n; ++i) {
-            aim_ik_job job;
-            static_cast<ik_buffers&>(job) = people[i].buffers();
-            job.joint = chains[i].joint;
-            job.forward = chains[i].forward;
-            job.up = chains[i].up;
-            job.offset = chains[i].offset;
-            job.target = targets[i];
-            job.pole_vector = poles[i];
-            job.weight = weights[i];
-            job.reached = &single_reached[i];
-            REQUIRE(job.run());
-        }
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(single_job(people[i].buffers(), chains[i], targets[i], poles[i], weights[i], &single_reached[i]).run());
         std::vector<local_pose> expected;
         for (const leg_fixture& f : people) expected.push_back(f.pose);
         std::vector<ik_buffers> characters;

@@ -178,8 +178,29 @@ struct aim_ik_job : ik_buffers {
     status run() const;
 };
 
+/// What a batch job (two_bone_ik_batch_job, aim_ik_batch_job) reads and corrects, and the frame's
+/// values of its chains, one per chain in the order of its `chains` (both derive from it).
+struct ik_batch_buffers {
+    /// The posed skeletons the chains belong to (ik_buffers: skeleton, model matrices, pose); a
+    /// character without chains is only checked. Characters may share a skeleton and model
+    /// matrices; two chains may not correct one joint of one pose.
+    span<const ik_buffers> characters;
+    /// One per chain: where the end joint should be (two-bone) or the point to aim at, in the
+    /// space of the chain's character's `model`.
+    span<const glm::vec3> targets;
+    /// One per chain, as the single job's pole_vector; or empty: zero for every chain (keep each
+    /// chain's plane, or roll; aim_ik_job's own default is (0, 1, 0)).
+    span<const glm::vec3> pole_vectors;
+    /// One per chain, in [0, 1], as the single job's weight (0: that chain's joints unchanged, bit
+    /// for bit); or empty: 1 for every chain.
+    span<const float> weights;
+    /// Optional (empty: not written), one per chain: the single job's `reached` for the chain.
+    /// (A plain array of bool: a std::vector<bool> has no span.)
+    span<bool> reached;
+};
+
 /// One chain of a two_bone_ik_batch_job: what a set-up decides (whose chain, its joints, its
-/// hinge, its soft limit); the frame's values (target, pole vector, weight) are the job's spans.
+/// hinge, its soft limit); the frame's values are the job's spans (ik_batch_buffers).
 struct two_bone_ik_chain {
     /// The index, in the job's `characters`, of the posed skeleton the chain belongs to.
     std::size_t character = 0;
@@ -198,42 +219,26 @@ struct two_bone_ik_chain {
 /// Two-bone IK for many chains in one call: many characters' legs, or several chains of one
 /// character. Each chain's correction is two_bone_ik_job's for the same values (the same
 /// solution, degenerate cases and `reached`), solved on the widest SIMD lanes the build has
-/// (impl/simd/lanes.hpp: 16 chains at a time with AVX-512, 8 with AVX2, 4 with SSE2 or NEON), in
-/// any number of chains. The results equal the single job's to float rounding: within 2e-6 of
-/// the chain's length at the end joint and 1e-5 in the corrected rotations (the tests hold every
-/// lane type to it), and the same `reached` (but for a target within float rounding of a reach
-/// limit). Where the single job's result is itself decided by rounding, so is this one's: the
-/// roll of a chain folded toward a target at its start joint, or nearly fully folded (whose end
-/// still reaches the target).
+/// (impl/simd/lanes.hpp: 16 chains at a time with AVX-512, 8 with AVX2, 4 with SSE2), in any
+/// number of chains. The results equal the single job's to float rounding: within 2e-6 of the
+/// chain's length at the end joint and 1e-5 in the corrected rotations (the tests hold every lane
+/// type to it), and the same `reached` (but for a target within float rounding of a reach limit).
+/// Where the single job's result is itself decided by rounding, so is this one's: the roll of a
+/// chain folded toward a target at its start joint, or nearly fully folded (whose end still
+/// reaches the target).
 ///
 /// Chains are solved independently, from the model matrices given (as that many two_bone_ik_jobs
 /// run one after the other without a local_to_model_job between them would be): a chain below
 /// another one's joints does not see that correction. Run the local-to-model job afterwards, for
 /// each character that has a chain (`from` = the first joint its chains moved, or all joints).
-struct two_bone_ik_batch_job {
-    /// The posed skeletons the chains belong to (ik_buffers: skeleton, model matrices, pose); a
-    /// character without chains is only checked. Two characters may share a skeleton and model
-    /// matrices, not a pose.
-    span<const ik_buffers> characters;
-    /// The chains, in any order. Two chains may not correct the same joint (a start or middle
-    /// joint) of one character.
+struct two_bone_ik_batch_job : ik_batch_buffers {
+    /// The chains, in any order.
     span<const two_bone_ik_chain> chains;
-    /// One per chain: where its end joint should be, in the space of its character's `model`.
-    span<const glm::vec3> targets;
-    /// One per chain, as two_bone_ik_job::pole_vector; or empty: zero for every chain (keep each
-    /// chain's plane).
-    span<const glm::vec3> pole_vectors;
-    /// One per chain, in [0, 1], as two_bone_ik_job::weight (0: that chain's joints unchanged, bit
-    /// for bit); or empty: 1 for every chain.
-    span<const float> weights;
-    /// Optional (empty: not written), one per chain: whether the full correction reaches the target,
-    /// as two_bone_ik_job::reached. (A plain array of bool: a std::vector<bool> has no span.)
-    span<bool> reached;
 
     /// Reports the first problem, naming the chain (error::index: its index) or the character:
-    /// - errc::invalid_argument: a character with a null skeleton, model or pose; two characters
-    ///   with one pose; a chain whose joints are not a chain, or that corrects a joint another
-    ///   chain corrects; a weight or soften outside [0, 1];
+    /// - errc::invalid_argument: a character with a null skeleton, model or pose; a chain whose
+    ///   joints are not a chain, or that corrects a joint (start or middle) another chain of the
+    ///   same pose corrects; a weight or soften outside [0, 1];
     /// - errc::out_of_range: a chain's character >= characters.size(), a joint >= its skeleton's
     ///   size();
     /// - errc::size_mismatch: a character's model or pose of the wrong size (as two_bone_ik_job);
@@ -241,7 +246,7 @@ struct two_bone_ik_batch_job {
     /// - errc::non_finite: a chain's target, pole vector, mid axis, weight, soften, or model matrix
     ///   or local rotation of its joints, that is NaN or infinite.
     /// O(characters + chains) but for the check that no two chains correct one joint: O(chains²)
-    /// in the worst case (chains of many characters, each compared with the chains of its own).
+    /// in the worst case.
     status validate() const;
     /// The corrections. First, O(characters + chains) checks of what keeps it inside memory and of
     /// the frame's values: validate()'s checks of the characters, of the spans' sizes, of each
@@ -274,20 +279,9 @@ struct aim_ik_chain {
 /// each chain's correction is aim_ik_job's for the same values, to float rounding (within 1e-5 in
 /// the corrected rotations; the same `reached` but for a target within float rounding of the
 /// limit). Independent chains, as two_bone_ik_batch_job's.
-struct aim_ik_batch_job {
-    /// The posed skeletons, as in two_bone_ik_batch_job.
-    span<const ik_buffers> characters;
-    /// The chains, in any order; two may not turn the same joint of one character.
+struct aim_ik_batch_job : ik_batch_buffers {
+    /// The chains, in any order; two may not turn the same joint of one pose.
     span<const aim_ik_chain> chains;
-    /// One per chain: the point to aim at, in the space of its character's `model`.
-    span<const glm::vec3> targets;
-    /// One per chain: the direction `up` should point to; or empty: zero for every chain (keep
-    /// the roll; aim_ik_job's default is (0, 1, 0)).
-    span<const glm::vec3> pole_vectors;
-    /// One per chain, in [0, 1] (0: unchanged, bit for bit); or empty: 1 for every chain.
-    span<const float> weights;
-    /// Optional, one per chain: whether the target can be aimed at (aim_ik_job::reached).
-    span<bool> reached;
 
     /// Reports the first problem as two_bone_ik_batch_job::validate() does: errc::invalid_argument
     /// also for a zero forward axis; errc::non_finite for a NaN or infinite target, pole vector,
