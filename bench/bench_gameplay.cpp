@@ -6,6 +6,8 @@
 //                         taken into each joint's frame through quat_cast of its model matrix
 //   ik/aim/...            aim_ik_job vs. glm::rotation of the forward axis onto the target plus
 //                         the same pole twist
+//   ik/.../keyblend_batch two_bone_ik_batch_job / aim_ik_batch_job: the same 64 problems as one
+//                         batch of 64 chains (64 characters) per iteration, on the widest lanes
 //   motion/accumulate/... one 60 Hz update of a looping walk's root motion: motion_between with a
 //                         cursor, composed into the character's placement, vs. sampling the motion
 //                         tracks at both times (std::upper_bound + glm::mix / glm::slerp), the
@@ -134,6 +136,8 @@ void check_ik() {
     std::printf("checked: reachable leg targets missed by at most %.2g (keyblend) and %.2g (reference), leg "
                 "length 0.87; aim off by at most %.2g and %.2g rad\n",
                 worst_keyblend, worst_reference, worst_aim_keyblend, worst_aim_reference);
+    std::printf("checked: the batch jobs' rotations within %.2g (legs) and %.2g (heads) of the single jobs'\n",
+                kbbench::batch_difference(leg_problems(), true), kbbench::batch_difference(head_problems(), false));
 }
 
 // --- Benchmarks -----------------------------------------------------------------------------
@@ -172,6 +176,18 @@ void bm_aim_keyblend(benchmark::State& state) {
     std::vector<keyblend::aim_ik_job> jobs;
     for (ik_problem& p : problems) jobs.push_back(kbbench::head_job(p));
     kbbench::run_jobs(state, jobs);
+}
+
+void bm_two_bone_batch(benchmark::State& state) {
+    std::vector<ik_problem> problems = leg_problems();
+    const kbbench::ik_batch batch(problems, true);
+    kbbench::run_batch(state, batch.leg_job());
+}
+
+void bm_aim_batch(benchmark::State& state) {
+    std::vector<ik_problem> problems = head_problems();
+    const kbbench::ik_batch batch(problems, false);
+    kbbench::run_batch(state, batch.head_job());
 }
 
 void bm_aim_reference(benchmark::State& state) {
@@ -237,8 +253,10 @@ void bm_motion_reference(benchmark::State& state) {
 
 BENCHMARK(bm_two_bone_reference)->Name("ik/two_bone/reference");
 BENCHMARK(bm_two_bone_keyblend)->Name("ik/two_bone/keyblend");
+BENCHMARK(bm_two_bone_batch)->Name("ik/two_bone/keyblend_batch");
 BENCHMARK(bm_aim_reference)->Name("ik/aim/reference");
 BENCHMARK(bm_aim_keyblend)->Name("ik/aim/keyblend");
+BENCHMARK(bm_aim_batch)->Name("ik/aim/keyblend_batch");
 BENCHMARK(bm_motion_reference)->Name("motion/accumulate/reference");
 BENCHMARK(bm_motion_keyblend)->Name("motion/accumulate/keyblend");
 

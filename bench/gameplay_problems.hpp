@@ -6,6 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -114,6 +115,78 @@ inline keyblend::aim_ik_job head_job(ik_problem& p) {
     job.up = head_up;
     job.pole_vector = p.pole;
     return job;
+}
+
+/// The problems as one batch (two_bone_ik_batch_job or aim_ik_batch_job): each problem a character
+/// with one chain, the leg or the head of leg_job / head_job. The vectors own what the jobs' spans
+/// view: keep the batch alive and unmoved while they run.
+struct ik_batch {
+    std::vector<keyblend::ik_buffers> characters;
+    std::vector<keyblend::two_bone_ik_chain> legs;
+    std::vector<keyblend::aim_ik_chain> heads;
+    std::vector<glm::vec3> targets, poles;
+
+    ik_batch(std::vector<ik_problem>& problems, bool leg) {
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+            characters.push_back(buffers(problems[i]));
+            if (leg) legs.push_back({i, thigh, knee, ankle, knee_axis, 1.0f});
+            else heads.push_back({i, head, head_forward, head_up, glm::vec3(0.0f)});
+            targets.push_back(problems[i].target);
+            poles.push_back(problems[i].pole);
+        }
+    }
+    keyblend::two_bone_ik_batch_job leg_job() const {
+        keyblend::two_bone_ik_batch_job job;
+        static_cast<keyblend::ik_batch_buffers&>(job) = batch_buffers();
+        job.chains = legs;
+        return job;
+    }
+    keyblend::aim_ik_batch_job head_job() const {
+        keyblend::aim_ik_batch_job job;
+        static_cast<keyblend::ik_batch_buffers&>(job) = batch_buffers();
+        job.chains = heads;
+        return job;
+    }
+
+private:
+    keyblend::ik_batch_buffers batch_buffers() const {
+        keyblend::ik_batch_buffers b;
+        b.characters = characters;
+        b.targets = targets;
+        b.pole_vectors = poles;
+        return b;
+    }
+};
+
+/// How far the batch job's corrections are from the single jobs' on the same problems: the largest
+/// difference of a corrected local rotation's components (what the benchmarks print before timing).
+inline double batch_difference(const std::vector<ik_problem>& problems, bool leg) {
+    std::vector<ik_problem> singles = problems, batched = problems;
+    for (ik_problem& p : singles)
+        if (!(leg ? leg_job(p).run() : head_job(p).run())) std::abort();
+    const ik_batch batch(batched, leg);
+    if (!(leg ? batch.leg_job().run() : batch.head_job().run())) std::abort();
+    double worst = 0.0;
+    for (std::size_t i = 0; i < problems.size(); ++i)
+        for (std::size_t j : {leg ? thigh : head, leg ? knee : head}) {
+            const glm::quat a = singles[i].pose.get(j).rotation, b = batched[i].pose.get(j).rotation;
+            const float sign = keyblend::quat_dot(a, b) < 0.0f ? -1.0f : 1.0f;
+            worst = std::max({worst, double(std::fabs(a.w - sign * b.w)), double(std::fabs(a.x - sign * b.x)),
+                              double(std::fabs(a.y - sign * b.y)), double(std::fabs(a.z - sign * b.z))});
+        }
+    return worst;
+}
+
+/// Runs a batch job per iteration and reports solves/s (its chains per second).
+template <class Job>
+void run_batch(benchmark::State& state, const Job& job) {
+    if (!job.validate()) std::abort();
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(job.run());
+        benchmark::ClobberMemory();
+    }
+    state.counters["solves/s"] =
+        benchmark::Counter(double(state.iterations()) * double(job.chains.size()), benchmark::Counter::kIsRate);
 }
 
 /// Runs one job per iteration, cycling through `jobs`, and reports solves/s.

@@ -808,18 +808,15 @@ TEST_CASE("compress: compressed_sampling_job refuses null inputs, an empty clip 
         CHECK(p.get(0).translation == glm::vec3(9.0f));
     };
     SUBCASE("null inputs, each named") {
-        compressed_sampling_job bad = job;
-        bad.clip = nullptr;
-        fails(bad, errc::invalid_argument, "no clip");
-        bad = job;
-        bad.skeleton = nullptr;
-        fails(bad, errc::invalid_argument, "no skeleton");
-        bad = job;
-        bad.context = nullptr;
-        fails(bad, errc::invalid_argument, "no sampling context");
-        bad = job;
-        bad.output = nullptr;
-        fails(bad, errc::invalid_argument, "no output pose");
+        const auto without = [&](auto member, const std::string& name) {
+            compressed_sampling_job bad = job;
+            bad.*member = nullptr;
+            fails(bad, errc::invalid_argument, "no " + name);
+        };
+        without(&compressed_sampling_job::clip, "clip");
+        without(&compressed_sampling_job::skeleton, "skeleton");
+        without(&compressed_sampling_job::context, "sampling context");
+        without(&compressed_sampling_job::output, "output pose");
     }
     SUBCASE("an empty clip") {
         const compressed_clip none;

@@ -10,6 +10,8 @@
 
 #include <glm/gtc/quaternion.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -83,7 +85,7 @@ std::vector<glm::mat4> run_frame(const frame_inputs& in, float time) {
 
 TEST_CASE("compiled kernels: every job runs on the chosen instruction set, within the scalar reference's tolerance") {
     const simd_isa chosen = kernel_isa();
-    MESSAGE("the compiled kernels run " << to_string(chosen));
+    MESSAGE("the compiled kernels run " << std::string(to_string(chosen)));
     REQUIRE(kernel_isa_supported(chosen));
     CHECK(kernel_isa_supported(simd_isa::scalar));
     const frame_inputs in;
@@ -103,4 +105,79 @@ TEST_CASE("compiled kernels: every job runs on the chosen instruction set, withi
     for (simd_isa isa : {simd_isa::sse2, simd_isa::avx2, simd_isa::avx512, simd_isa::neon})
         if (!kernel_isa_supported(isa)) CHECK(force_kernel_isa(isa).error().code == errc::unsupported);
     REQUIRE(force_kernel_isa(chosen));
+}
+
+TEST_CASE("compiled kernels: the batched IK jobs on the chosen instruction set, within the scalar reference's tolerance") {
+    const simd_isa chosen = kernel_isa();
+    const auto at = [](glm::vec3 t, glm::quat r) { return to_matrix(transform{t, r, glm::vec3(1)}); };
+    const glm::quat bend = glm::angleAxis(-0.5f, glm::vec3(1, 0, 0));
+    const skeleton s = skeleton::from_parents({{"hip", -1, at({0, 1, 0}, glm::identity<glm::quat>())},
+                                               {"thigh", 0, at({0.1f, 0, 0}, glm::identity<glm::quat>())},
+                                               {"knee", 1, at({0, -0.45f, 0}, bend)},
+                                               {"ankle", 2, at({0, -0.42f, 0}, glm::identity<glm::quat>())}})
+                           .value();
+    // 37 characters (a multiple of no lane width), each a leg posed at random under its own root,
+    // a target in comfortable reach of its hip and one in front of its ankle to aim at.
+    constexpr std::size_t n = 37;
+    kbtest::rng rng(9);
+    std::vector<local_pose> poses(n, local_pose(s));
+    std::vector<std::vector<glm::mat4>> model(n, std::vector<glm::mat4>(s.size()));
+    std::vector<ik_buffers> characters;
+    std::vector<two_bone_ik_chain> legs;
+    std::vector<aim_ik_chain> feet;
+    std::vector<glm::vec3> leg_targets, foot_targets, poles;
+    for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = 1; j < s.size(); ++j) {
+            transform t = poses[i].get(j);
+            t.rotation = t.rotation * glm::angleAxis(rng.uniform(-0.3f, 0.3f), glm::normalize(rng.vec3(-1, 1) + glm::vec3(0.01f)));
+            poses[i].set(j, t);
+        }
+        local_to_model_job hierarchy;
+        hierarchy.skeleton = &s;
+        hierarchy.input = &poses[i];
+        hierarchy.root = at(rng.vec3(-3, 3), rng.rotation());
+        hierarchy.output = model[i];
+        REQUIRE(hierarchy.run());
+        characters.push_back({&s, model[i], &poses[i]});
+        legs.push_back({i, 1, 2, 3, glm::vec3(0.0f), i % 3 == 0 ? 0.9f : 1.0f});
+        feet.push_back({i, 3, glm::vec3(0, 0, 1), glm::vec3(0, 1, 0), glm::vec3(0.0f)});
+        glm::vec3 dir = rng.vec3(-1, 1);
+        dir = glm::normalize(dir + glm::vec3(0.01f));
+        leg_targets.push_back(glm::vec3(model[i][1][3]) + rng.uniform(0.4f, 0.9f) * 0.87f * dir);
+        foot_targets.push_back(glm::vec3(model[i][3][3]) + rng.uniform(0.5f, 3.0f) * glm::normalize(rng.vec3(-1, 1) + glm::vec3(0.01f)));
+        poles.push_back(rng.vec3(-1, 1));
+    }
+    two_bone_ik_batch_job leg_job;
+    leg_job.characters = characters;
+    leg_job.chains = legs;
+    leg_job.targets = leg_targets;
+    leg_job.pole_vectors = poles;
+    aim_ik_batch_job foot_job;
+    foot_job.characters = characters;
+    foot_job.chains = feet;
+    foot_job.targets = foot_targets;
+    foot_job.pole_vectors = poles;
+    REQUIRE(leg_job.validate());
+    REQUIRE(foot_job.validate());
+    const std::vector<local_pose> before = poses;
+    std::vector<local_pose> results[2];
+    const simd_isa isas[] = {simd_isa::scalar, chosen};
+    for (int k = 0; k < 2; ++k) {
+        REQUIRE(force_kernel_isa(isas[k]));
+        poses = before;
+        REQUIRE(leg_job.run());
+        REQUIRE(foot_job.run()); // (the feet turn after the legs: their rotations are the leg's end's)
+        results[k] = poses;
+    }
+    REQUIRE(force_kernel_isa(chosen));
+    float worst = 0.0f;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < s.size(); ++j) {
+            const glm::quat a = results[0][i].get(j).rotation, b = results[1][i].get(j).rotation;
+            const float sign = a.w * b.w + a.x * b.x + a.y * b.y + a.z * b.z < 0.0f ? -1.0f : 1.0f;
+            worst = std::max({worst, std::fabs(a.w - sign * b.w), std::fabs(a.x - sign * b.x), std::fabs(a.y - sign * b.y),
+                              std::fabs(a.z - sign * b.z)});
+        }
+    MESSAGE(std::string(to_string(chosen)) << " against the scalar kernels: rotations within " << worst);
+    CHECK(worst < 1e-5f);
 }

@@ -7,6 +7,8 @@
 //                         (SimdQuaternion, as ozz's samples apply them)
 //   ik/aim/keyblend       aim_ik_job, the same way
 //   ik/aim/ozz            IKAimJob::Run and the correction multiplied in
+//   ik/.../keyblend_batch two_bone_ik_batch_job / aim_ik_batch_job: the 64 problems as one batch
+//                         of 64 chains per iteration, on the widest lanes (rate: chains per second)
 //
 // Same inputs on both sides: the problems of bench_gameplay (a leg and a head on a small biped,
 // 64 poses, a quarter of the leg targets out of reach), the knee's hinge axis given (ozz needs it),
@@ -165,6 +167,8 @@ void check() {
     std::printf("checked: reachable leg targets missed by at most %.2g (keyblend) and %.2g (ozz), leg length "
                 "0.87; aim off by at most %.2g and %.2g rad\n",
                 leg_k, leg_o, aim_k, aim_o);
+    std::printf("checked: keyblend's batch jobs' rotations within %.2g (legs) and %.2g (heads) of its single jobs'\n",
+                kbbench::batch_difference(problems(true), true), kbbench::batch_difference(problems(false), false));
 }
 
 void set_rate(benchmark::State& state) {
@@ -180,6 +184,17 @@ void bm_keyblend(benchmark::State& state, bool leg, Make make) {
 }
 void bm_two_bone_keyblend(benchmark::State& state) { bm_keyblend<keyblend::two_bone_ik_job>(state, true, kbbench::leg_job); }
 void bm_aim_keyblend(benchmark::State& state) { bm_keyblend<keyblend::aim_ik_job>(state, false, kbbench::head_job); }
+
+void bm_two_bone_batch(benchmark::State& state) {
+    std::vector<ik_problem> p = problems(true);
+    const kbbench::ik_batch batch(p, true);
+    kbbench::run_batch(state, batch.leg_job());
+}
+void bm_aim_batch(benchmark::State& state) {
+    std::vector<ik_problem> p = problems(false);
+    const kbbench::ik_batch batch(p, false);
+    kbbench::run_batch(state, batch.head_job());
+}
 
 template <class Solve>
 void bm_ozz(benchmark::State& state, bool leg, Solve solve) {
@@ -199,14 +214,16 @@ void bm_aim_ozz(benchmark::State& state) { bm_ozz(state, false, ozz_aim); }
 
 BENCHMARK(bm_two_bone_ozz)->Name("ik/two_bone/ozz");
 BENCHMARK(bm_two_bone_keyblend)->Name("ik/two_bone/keyblend");
+BENCHMARK(bm_two_bone_batch)->Name("ik/two_bone/keyblend_batch");
 BENCHMARK(bm_aim_ozz)->Name("ik/aim/ozz");
 BENCHMARK(bm_aim_keyblend)->Name("ik/aim/keyblend");
+BENCHMARK(bm_aim_batch)->Name("ik/aim/keyblend_batch");
 
 int main(int argc, char** argv) {
     check();
-    // Each keyblend case against ozz's on the same problems.
+    // Each keyblend case (single and batched) against ozz's on the same problems.
     return kbbench::run(argc, argv, [](const std::string& name) {
         const std::string base = name.substr(0, name.rfind('/') + 1);
-        return name == base + "keyblend" ? base + "ozz" : std::string();
+        return name == base + "keyblend" || name == base + "keyblend_batch" ? base + "ozz" : std::string();
     });
 }

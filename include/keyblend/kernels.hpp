@@ -2,9 +2,9 @@
 //
 // SPDX-License-Identifier: MIT
 //
-// Every kernel (sampling, blending, local-to-model, the palette, morphing, skinning) is written
-// once against the lane types of impl/simd/lanes.hpp and exists for the scalar reference, SSE2,
-// AVX2 + FMA, AVX-512 (F/VL/BW/DQ) and NEON. Two ways to build them:
+// Every kernel (sampling, blending, local-to-model, the palette, morphing, skinning, batched IK)
+// is written once against the lane types of impl/simd/lanes.hpp and exists for the scalar
+// reference, SSE2, AVX2 + FMA, AVX-512 (F/VL/BW/DQ) and NEON. Two ways to build them:
 //
 // 1. Header-only (the default). Each file that runs a job compiles the kernels for the flags it is
 //    compiled with: -march=native gets the widest the machine has, no -m flag the x86-64 baseline

@@ -12,8 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 
 namespace keyblend {
 namespace impl {
@@ -46,21 +44,6 @@ KEYBLEND_FORCE_INLINE glm::quat qrenormalize(const glm::quat& q) {
     if (!(std::fabs(n2 - 1.0f) < 1e-4f)) return qnormalize(q);
     const float inv = 1.5f - 0.5f * n2;
     return make_quat(q.w * inv, q.x * inv, q.y * inv, q.z * inv);
-}
-
-/// True when no element of m is NaN or infinite: is_finite's test (an exponent of all ones) on the
-/// largest exponent of the 16 elements, without a branch per element.
-KEYBLEND_FORCE_INLINE bool all_finite(const glm::mat4& m) {
-    std::uint32_t top = 0;
-    for (int c = 0; c < 4; ++c) {
-        const glm::vec4 column = m[c];
-        for (int r = 0; r < 4; ++r) {
-            std::uint32_t bits;
-            std::memcpy(&bits, &column[r], sizeof bits);
-            top = std::max(top, bits & 0x7f800000u);
-        }
-    }
-    return top != 0x7f800000u;
 }
 
 /// The rotation about the unit axis `axis` in q (the twist of q's swing-twist decomposition), or

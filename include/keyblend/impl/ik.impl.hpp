@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace keyblend {
@@ -183,97 +185,331 @@ inline void correct_rotation(local_pose& pose, std::size_t j, const glm::quat& c
     *w = r.w;
 }
 
-/// The checks both jobs share: pointers, sizes, weight, and a joint's index, matrix and rotation.
-struct ik_checks {
-    ik_checks(const char* name, const ik_buffers& b)
-        : job(name), s(b.skeleton), model(b.model.data()), model_size(b.model.size()), pose(b.pose) {}
+/// Where a check failed: the job, and for the batch jobs the chain or character (the error's
+/// index). Messages are built only on failure.
+struct ik_where {
+    const char* job = "";
+    const char* item = nullptr; // "chain" or "character", or null
+    std::size_t index = error::no_index;
 
-    const char* job;
-    const skeleton* s;
-    const glm::mat4* model;
-    std::size_t model_size;
-    const local_pose* pose;
-
-    error fail(errc code, const std::string& what) const { return make_error(code, std::string(job) + ": " + what); }
-
-    // The checks as predicates, for the common case (every run() validates): no status is built.
-    KEYBLEND_FORCE_INLINE bool common_ok(float weight) const {
-        return s && model && pose && model_size >= s->size() && pose->size() == s->size() && is_finite(weight) &&
-               weight >= 0.0f && weight <= 1.0f;
-    }
-    KEYBLEND_FORCE_INLINE bool joint_ok(std::size_t j) const {
-        using S = local_pose;
-        return j < s->size() && all_finite(model[j]) &&
-               is_finite(glm::vec4(pose->data(S::rotation_x)[j], pose->data(S::rotation_y)[j],
-                                   pose->data(S::rotation_z)[j], pose->data(S::rotation_w)[j]));
-    }
-
-    // The same checks, reporting the first that fails.
-    status common(float weight) const {
-        if (!s) return fail(errc::invalid_argument, "skeleton is null");
-        if (!model) return fail(errc::invalid_argument, "model is null");
-        if (!pose) return fail(errc::invalid_argument, "pose is null");
-        if (model_size < s->size())
-            return fail(errc::size_mismatch, std::to_string(model_size) + " model matrices for " +
-                                                 std::to_string(s->size()) + " joints");
-        if (pose->size() != s->size())
-            return fail(errc::size_mismatch, "the pose has " + std::to_string(pose->size()) + " joints, the skeleton " +
-                                                 std::to_string(s->size()));
-        if (!is_finite(weight)) return fail(errc::non_finite, "weight is NaN or infinite");
-        if (weight < 0.0f || weight > 1.0f)
-            return fail(errc::invalid_argument, "weight " + float_to_string(weight) + " is outside [0, 1]");
-        return {};
-    }
-    status joint(std::size_t j, const char* role) const {
-        // (Messages are built only on failure: run() validates every call.)
-        const auto name = [&] { return std::string(role) + " " + std::to_string(j); };
-        if (j >= s->size())
-            return fail(errc::out_of_range, name() + " is out of range (" + std::to_string(s->size()) + " joints)");
-        if (!all_finite(model[j])) return fail(errc::non_finite, name() + " '" + s->name(j) + "': model matrix is not finite");
-        using S = local_pose;
-        const glm::vec4 q(pose->data(S::rotation_x)[j], pose->data(S::rotation_y)[j], pose->data(S::rotation_z)[j],
-                          pose->data(S::rotation_w)[j]);
-        if (!is_finite(q)) return fail(errc::non_finite, name() + " '" + s->name(j) + "': local rotation is not finite");
-        return {};
+    error fail(errc code, const std::string& what) const {
+        std::string m = std::string(job) + ": ";
+        if (item) m += std::string(item) + " " + std::to_string(index) + ": ";
+        return make_error(code, m + what, index);
     }
     status vector(const glm::vec3& v, const char* what) const {
         if (!is_finite(v)) return fail(errc::non_finite, std::string(what) + " is not finite");
         return {};
     }
+    /// A weight or soften: finite, in [0, 1].
+    status unit(float v, const char* what) const {
+        if (!is_finite(v)) return fail(errc::non_finite, std::string(what) + " is NaN or infinite");
+        if (v < 0.0f || v > 1.0f)
+            return fail(errc::invalid_argument, std::string(what) + " " + float_to_string(v) + " is outside [0, 1]");
+        return {};
+    }
 };
+
+/// Which of validate()'s checks a call makes, each level all of the one before:
+/// - batch_run: a batch job's run(): what keeps it inside memory (pointers, sizes, indices) and
+///   the frame's values (targets, pole vectors, weights); the kernels leave a chain with other
+///   non-finite values unchanged;
+/// - single_run: a single job's run(): also its other values and the model matrices and local
+///   rotations it reads;
+/// - all: validate(): also what a set-up decides once (joints that are a chain, a forward axis
+///   that is not zero, the end joint's rotation, chains that do not share a joint).
+enum class ik_checks : unsigned char { batch_run, single_run, all };
+
+/// Or-ed over floats: bit 31 is set when one of them is NaN or infinite (an exponent of all ones,
+/// plus one exponent step, carries into the sign bit; any other exponent does not). Branch-free,
+/// so that the compiler vectorises it, and decided from the bits, which fast-math keeps.
+KEYBLEND_FORCE_INLINE std::uint32_t nonfinite_bits(const float* p, std::size_t n, std::uint32_t acc = 0) {
+    for (std::size_t i = 0; i < n; ++i) {
+        std::uint32_t b;
+        std::memcpy(&b, p + i, sizeof b);
+        acc |= (b & 0x7f800000u) + 0x00800000u;
+    }
+    return acc;
+}
+/// The same over the 16 elements of each of `count` matrices, four at a time where the compiler
+/// has vector types (GCC, Clang: SSE2, NEON or wider), else one at a time.
+KEYBLEND_FORCE_INLINE std::uint32_t nonfinite_bits(const glm::mat4* const* m, std::size_t count, std::uint32_t acc) {
+#if defined(__GNUC__) || defined(__clang__)
+    typedef std::uint32_t u32x4 __attribute__((vector_size(16)));
+    u32x4 bits = {0, 0, 0, 0};
+    for (std::size_t k = 0; k < count; ++k)
+        for (int c = 0; c < 4; ++c) {
+            u32x4 v;
+            std::memcpy(&v, &(*m[k])[c][0], sizeof v);
+            bits |= (v & 0x7f800000u) + 0x00800000u;
+        }
+    return acc | bits[0] | bits[1] | bits[2] | bits[3];
+#else
+    for (std::size_t k = 0; k < count; ++k) acc = nonfinite_bits(&(*m[k])[0][0], 16, acc);
+    return acc;
+#endif
+}
+KEYBLEND_FORCE_INLINE std::uint32_t nonfinite_bits(const glm::vec3& v, std::uint32_t acc = 0) {
+    const float f[3] = {v.x, v.y, v.z};
+    return nonfinite_bits(f, 3, acc);
+}
+/// The same over an array of vectors: one flat run of floats where glm::vec3 is three packed floats
+/// (x, y, z, as GLM stores them), so that the loop vectorises.
+inline std::uint32_t nonfinite_bits(span<const glm::vec3> v, std::uint32_t acc = 0) {
+    if (v.empty()) return acc;
+    if constexpr (sizeof(glm::vec3) == 3 * sizeof(float)) {
+        return nonfinite_bits(&v[0].x, 3 * v.size(), acc);
+    } else {
+        for (const glm::vec3& x : v) acc = nonfinite_bits(x, acc);
+        return acc;
+    }
+}
+KEYBLEND_FORCE_INLINE bool no_nonfinite(std::uint32_t acc) { return !(acc & 0x80000000u); }
+
+/// The bits of joint j's local rotation.
+KEYBLEND_FORCE_INLINE std::uint32_t rotation_nonfinite_bits(const local_pose& p, std::size_t j, std::uint32_t acc) {
+    using S = local_pose;
+    const float q[4] = {p.data(S::rotation_x)[j], p.data(S::rotation_y)[j], p.data(S::rotation_z)[j],
+                        p.data(S::rotation_w)[j]};
+    return nonfinite_bits(q, 4, acc);
+}
+
+KEYBLEND_FORCE_INLINE bool in_unit(float v) { return v >= 0.0f && v <= 1.0f; } // (false for NaN)
+
+/// A posed skeleton's pointers and sizes, which every run() checks: as a predicate, and reported.
+KEYBLEND_FORCE_INLINE bool buffers_ok(const ik_buffers& b) {
+    return b.skeleton && b.model.data() && b.pose && b.model.size() >= b.skeleton->size() &&
+           b.pose->size() == b.skeleton->size();
+}
+inline status check_buffers(const ik_buffers& b, const ik_where& w) {
+    if (!b.skeleton) return w.fail(errc::invalid_argument, "skeleton is null");
+    if (!b.model.data()) return w.fail(errc::invalid_argument, "model is null");
+    if (!b.pose) return w.fail(errc::invalid_argument, "pose is null");
+    const std::size_t n = b.skeleton->size();
+    if (b.model.size() < n)
+        return w.fail(errc::size_mismatch,
+                      std::to_string(b.model.size()) + " model matrices for " + std::to_string(n) + " joints");
+    if (b.pose->size() != n)
+        return w.fail(errc::size_mismatch,
+                      "the pose has " + std::to_string(b.pose->size()) + " joints, the skeleton " + std::to_string(n));
+    return {};
+}
+
+/// Joint j of a chain (its `role`): in range, and at single_run and above its model matrix and,
+/// where `rotation`, local rotation finite. `b` passed check_buffers.
+inline status check_joint(const ik_buffers& b, std::size_t j, const char* role, bool rotation, ik_checks level,
+                          const ik_where& w) {
+    const auto name = [&] { return std::string(role) + " " + std::to_string(j); };
+    const skeleton& s = *b.skeleton;
+    if (j >= s.size())
+        return w.fail(errc::out_of_range, name() + " is out of range (" + std::to_string(s.size()) + " joints)");
+    if (level == ik_checks::batch_run) return {};
+    if (!is_finite(b.model[j]))
+        return w.fail(errc::non_finite, name() + " '" + s.name(j) + "': model matrix is not finite");
+    if (rotation && !no_nonfinite(rotation_nonfinite_bits(*b.pose, j, 0)))
+        return w.fail(errc::non_finite, name() + " '" + s.name(j) + "': local rotation is not finite");
+    return {};
+}
+
+/// The frame's values of one chain (every level): a target and pole vector finite, a weight in
+/// [0, 1].
+inline status check_frame_values(const glm::vec3& target, const glm::vec3& pole, float weight, const ik_where& w) {
+    if (status st = w.unit(weight, "weight"); !st) return st;
+    if (status st = w.vector(target, "target"); !st) return st;
+    return w.vector(pole, "pole vector");
+}
+
+/// Every check of one two-bone chain at `level`, reporting the first that fails. `b` passed
+/// check_buffers.
+inline status check_two_bone(const ik_buffers& b, const two_bone_ik_chain& c, const glm::vec3& target,
+                             const glm::vec3& pole, float weight, ik_checks level, const ik_where& w) {
+    if (status st = check_frame_values(target, pole, weight, w); !st) return st;
+    if (level != ik_checks::batch_run) {
+        if (status st = w.unit(c.soften, "soften"); !st) return st;
+        if (status st = w.vector(c.mid_axis, "mid axis"); !st) return st;
+    }
+    if (status st = check_joint(b, c.start_joint, "start joint", true, level, w); !st) return st;
+    if (status st = check_joint(b, c.mid_joint, "mid joint", true, level, w); !st) return st;
+    if (status st = check_joint(b, c.end_joint, "end joint", level == ik_checks::all, level, w); !st) return st;
+    if (level != ik_checks::all) return {};
+    const skeleton& s = *b.skeleton;
+    const auto chained = [&](std::size_t child, std::size_t ancestor) {
+        return child != ancestor && s.is_in_subtree(child, ancestor);
+    };
+    if (!chained(c.mid_joint, c.start_joint) || !chained(c.end_joint, c.mid_joint))
+        return w.fail(errc::invalid_argument,
+                      "joints " + std::to_string(c.start_joint) + " '" + s.name(c.start_joint) + "', " +
+                          std::to_string(c.mid_joint) + " '" + s.name(c.mid_joint) + "', " +
+                          std::to_string(c.end_joint) + " '" + s.name(c.end_joint) +
+                          "' are not a chain (each must be an ancestor of the next)");
+    return {};
+}
+
+/// Every check of one aim chain at `level`, reporting the first that fails. `b` passed
+/// check_buffers.
+inline status check_aim(const ik_buffers& b, const aim_ik_chain& c, const glm::vec3& target, const glm::vec3& pole,
+                        float weight, ik_checks level, const ik_where& w) {
+    if (status st = check_frame_values(target, pole, weight, w); !st) return st;
+    if (level != ik_checks::batch_run) {
+        if (status st = w.vector(c.forward, "forward axis"); !st) return st;
+        if (status st = w.vector(c.up, "up axis"); !st) return st;
+        if (status st = w.vector(c.offset, "offset"); !st) return st;
+    }
+    if (status st = check_joint(b, c.joint, "joint", true, level, w); !st) return st;
+    if (level == ik_checks::all && !(glm::dot(c.forward, c.forward) > 0.0f))
+        return w.fail(errc::invalid_argument, "forward axis is zero");
+    return {};
+}
+
+/// The single jobs as chains of one character.
+inline two_bone_ik_chain chain_of(const two_bone_ik_job& j) {
+    return {0, j.start_joint, j.mid_joint, j.end_joint, j.mid_axis, j.soften};
+}
+inline aim_ik_chain chain_of(const aim_ik_job& j) { return {0, j.joint, j.forward, j.up, j.offset}; }
+
+/// A single job's checks at `level`, reported.
+inline status check_single(const two_bone_ik_job& j, ik_checks level) {
+    const ik_where w{"two_bone_ik_job"};
+    if (status st = check_buffers(j, w); !st) return st;
+    return check_two_bone(j, chain_of(j), j.target, j.pole_vector, j.weight, level, w);
+}
+inline status check_single(const aim_ik_job& j, ik_checks level) {
+    const ik_where w{"aim_ik_job"};
+    if (status st = check_buffers(j, w); !st) return st;
+    return check_aim(j, chain_of(j), j.target, j.pole_vector, j.weight, level, w);
+}
+
+/// The single jobs' run() checks (single_run) as one predicate: no status is built when they pass.
+KEYBLEND_FORCE_INLINE bool single_run_ok(const two_bone_ik_job& j) {
+    if (!buffers_ok(j)) return false;
+    const std::size_t n = j.skeleton->size();
+    if (!(j.start_joint < n && j.mid_joint < n && j.end_joint < n && in_unit(j.weight) && in_unit(j.soften)))
+        return false;
+    const glm::mat4* matrices[3] = {&j.model[j.start_joint], &j.model[j.mid_joint], &j.model[j.end_joint]};
+    std::uint32_t bits = nonfinite_bits(j.target, nonfinite_bits(j.pole_vector, nonfinite_bits(j.mid_axis)));
+    bits = rotation_nonfinite_bits(*j.pose, j.start_joint, rotation_nonfinite_bits(*j.pose, j.mid_joint, bits));
+    return no_nonfinite(nonfinite_bits(matrices, 3, bits));
+}
+KEYBLEND_FORCE_INLINE bool single_run_ok(const aim_ik_job& j) {
+    if (!buffers_ok(j) || !(j.joint < j.skeleton->size()) || !in_unit(j.weight)) return false;
+    const glm::mat4* matrix = &j.model[j.joint];
+    std::uint32_t bits = nonfinite_bits(j.target, nonfinite_bits(j.pole_vector, nonfinite_bits(j.forward)));
+    bits = nonfinite_bits(j.up, nonfinite_bits(j.offset, rotation_nonfinite_bits(*j.pose, j.joint, bits)));
+    return no_nonfinite(nonfinite_bits(&matrix, 1, bits));
+}
+
+/// A batch job's frame values of chain i: its target, its pole vector (zero when none are given)
+/// and weight (1).
+template <class Job>
+struct batch_values {
+    const Job& job;
+    glm::vec3 target(std::size_t i) const { return job.targets[i]; }
+    glm::vec3 pole(std::size_t i) const { return job.pole_vectors.empty() ? glm::vec3(0.0f) : job.pole_vectors[i]; }
+    float weight(std::size_t i) const { return job.weights.empty() ? 1.0f : job.weights[i]; }
+};
+
+inline std::size_t last_joint(const two_bone_ik_chain& c) { return std::max({c.start_joint, c.mid_joint, c.end_joint}); }
+inline std::size_t last_joint(const aim_ik_chain& c) { return c.joint; }
+
+inline status check_chain(const ik_buffers& b, const two_bone_ik_chain& c, const glm::vec3& target, const glm::vec3& pole,
+                          float weight, ik_checks level, const ik_where& w) {
+    return check_two_bone(b, c, target, pole, weight, level, w);
+}
+inline status check_chain(const ik_buffers& b, const aim_ik_chain& c, const glm::vec3& target, const glm::vec3& pole,
+                          float weight, ik_checks level, const ik_where& w) {
+    return check_aim(b, c, target, pole, weight, level, w);
+}
+
+/// Whether two chains (of one pose) correct a joint in common.
+inline bool share_a_joint(const two_bone_ik_chain& a, const two_bone_ik_chain& b) {
+    return a.start_joint == b.start_joint || a.start_joint == b.mid_joint || a.mid_joint == b.start_joint ||
+           a.mid_joint == b.mid_joint;
+}
+inline bool share_a_joint(const aim_ik_chain& a, const aim_ik_chain& b) { return a.joint == b.joint; }
+
+inline const char* job_name(const two_bone_ik_batch_job&) { return "two_bone_ik_batch_job"; }
+inline const char* job_name(const aim_ik_batch_job&) { return "aim_ik_batch_job"; }
+
+/// A batch job's checks at `level` (batch_run or all), reporting the first that fails: the spans'
+/// sizes, the characters, each chain, and (all) the pairs of chains.
+template <class Job>
+status check_batch(const Job& job, ik_checks level) {
+    const char* name = job_name(job);
+    const ik_where w{name};
+    const std::size_t n = job.chains.size();
+    const auto sized = [&](std::size_t size, bool optional, const char* what) -> status {
+        if (size == n || (optional && size == 0)) return {};
+        return w.fail(errc::size_mismatch, std::to_string(size) + " " + what + " for " + std::to_string(n) + " chains");
+    };
+    if (status st = sized(job.targets.size(), false, "targets"); !st) return st;
+    if (status st = sized(job.pole_vectors.size(), true, "pole vectors"); !st) return st;
+    if (status st = sized(job.weights.size(), true, "weights"); !st) return st;
+    if (status st = sized(job.reached.size(), true, "reached flags"); !st) return st;
+    if (n && !job.chains.data()) return w.fail(errc::invalid_argument, "chains is null");
+    for (std::size_t c = 0; c < job.characters.size(); ++c)
+        if (status st = check_buffers(job.characters[c], ik_where{name, "character", c}); !st) return st;
+    const batch_values<Job> values{job};
+    for (std::size_t i = 0; i < n; ++i) {
+        const ik_where at{name, "chain", i};
+        const auto& chain = job.chains[i];
+        if (chain.character >= job.characters.size())
+            return at.fail(errc::out_of_range, "character " + std::to_string(chain.character) + " is out of range (" +
+                                                   std::to_string(job.characters.size()) + " characters)");
+        if (status st = check_chain(job.characters[chain.character], chain, values.target(i), values.pole(i),
+                                    values.weight(i), level, at);
+            !st)
+            return st;
+    }
+    if (level != ik_checks::all) return {};
+    for (std::size_t i = 0; i < n; ++i) {
+        const local_pose* pose = job.characters[job.chains[i].character].pose;
+        for (std::size_t k = i + 1; k < n; ++k)
+            if (job.characters[job.chains[k].character].pose == pose && share_a_joint(job.chains[i], job.chains[k]))
+                return ik_where{name, "chain", k}.fail(errc::invalid_argument,
+                                                       "corrects a joint that chain " + std::to_string(i) +
+                                                           " corrects (of the same pose)");
+    }
+    return {};
+}
+
+/// A batch job's run() checks (batch_run) as one pass of predicates: the characters, the chains'
+/// indices, then the frame's values as flat arrays (vectorised). False: report with check_batch.
+template <class Job>
+bool batch_run_ok(const Job& job) {
+    const std::size_t n = job.chains.size();
+    const auto sized = [n](std::size_t size, bool optional) { return size == n || (optional && size == 0); };
+    if (!sized(job.targets.size(), false) || !sized(job.pole_vectors.size(), true) ||
+        !sized(job.weights.size(), true) || !sized(job.reached.size(), true) || (n && !job.chains.data()))
+        return false;
+    const std::size_t characters = job.characters.size();
+    for (std::size_t c = 0; c < characters; ++c)
+        if (!buffers_ok(job.characters[c])) return false;
+    bool in_range = true;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& chain = job.chains[i];
+        const std::size_t c = chain.character < characters ? chain.character : 0;
+        in_range &= chain.character < characters && last_joint(chain) < job.characters[c].pose->size();
+    }
+    if (!in_range) return false;
+    bool weights = true;
+    for (const float x : job.weights) weights &= in_unit(x);
+    return weights && no_nonfinite(nonfinite_bits(job.targets, nonfinite_bits(job.pole_vectors)));
+}
+
+/// A batch job's run() checks, reported (the kernels call it first).
+template <class Job>
+status check_batch_run(const Job& job) {
+    if (batch_run_ok(job)) return {};
+    return check_batch(job, ik_checks::batch_run);
+}
 
 } // namespace impl
 
-inline status two_bone_ik_job::validate() const {
-    const impl::ik_checks check{"two_bone_ik_job", *this};
-    const auto chained = [&](std::size_t child, std::size_t ancestor) {
-        return child != ancestor && skeleton->is_in_subtree(child, ancestor);
-    };
-    if (check.common_ok(weight) && is_finite(soften) && soften >= 0.0f && soften <= 1.0f && check.joint_ok(start_joint) &&
-        check.joint_ok(mid_joint) && check.joint_ok(end_joint) && chained(mid_joint, start_joint) &&
-        chained(end_joint, mid_joint) && is_finite(target) && is_finite(pole_vector) && is_finite(mid_axis))
-        return {};
-    if (status st = check.common(weight); !st) return st;
-    if (!is_finite(soften)) return check.fail(errc::non_finite, "soften is NaN or infinite");
-    if (soften < 0.0f || soften > 1.0f)
-        return check.fail(errc::invalid_argument, "soften " + impl::float_to_string(soften) + " is outside [0, 1]");
-    for (auto [j, role] : {std::pair<std::size_t, const char*>{start_joint, "start joint"},
-                           {mid_joint, "mid joint"},
-                           {end_joint, "end joint"}})
-        if (status st = check.joint(j, role); !st) return st;
-    if (!chained(mid_joint, start_joint) || !chained(end_joint, mid_joint))
-        return check.fail(errc::invalid_argument,
-                          "joints " + std::to_string(start_joint) + " '" + skeleton->name(start_joint) + "', " +
-                              std::to_string(mid_joint) + " '" + skeleton->name(mid_joint) + "', " +
-                              std::to_string(end_joint) + " '" + skeleton->name(end_joint) +
-                              "' are not a chain (each must be an ancestor of the next)");
-    if (status st = check.vector(target, "target"); !st) return st;
-    if (status st = check.vector(pole_vector, "pole vector"); !st) return st;
-    return check.vector(mid_axis, "mid axis");
-}
+inline status two_bone_ik_job::validate() const { return impl::check_single(*this, impl::ik_checks::all); }
 
 inline status two_bone_ik_job::run() const {
-    if (status st = validate(); !st) return st;
+    if (!impl::single_run_ok(*this))
+        if (status st = impl::check_single(*this, impl::ik_checks::single_run); !st) return st;
     const impl::two_bone_solution s =
         impl::solve_two_bone(model[start_joint], model[mid_joint], model[end_joint], target, pole_vector, mid_axis, soften);
     if (reached) *reached = s.reached;
@@ -283,23 +519,11 @@ inline status two_bone_ik_job::run() const {
     return {};
 }
 
-inline status aim_ik_job::validate() const {
-    const impl::ik_checks check{"aim_ik_job", *this};
-    if (check.common_ok(weight) && check.joint_ok(joint) && is_finite(target) && is_finite(forward) &&
-        glm::dot(forward, forward) > 0.0f && is_finite(up) && is_finite(pole_vector) && is_finite(offset))
-        return {};
-    if (status st = check.common(weight); !st) return st;
-    if (status st = check.joint(joint, "joint"); !st) return st;
-    if (status st = check.vector(target, "target"); !st) return st;
-    if (status st = check.vector(forward, "forward axis"); !st) return st;
-    if (!(glm::dot(forward, forward) > 0.0f)) return check.fail(errc::invalid_argument, "forward axis is zero");
-    if (status st = check.vector(up, "up axis"); !st) return st;
-    if (status st = check.vector(pole_vector, "pole vector"); !st) return st;
-    return check.vector(offset, "offset");
-}
+inline status aim_ik_job::validate() const { return impl::check_single(*this, impl::ik_checks::all); }
 
 inline status aim_ik_job::run() const {
-    if (status st = validate(); !st) return st;
+    if (!impl::single_run_ok(*this))
+        if (status st = impl::check_single(*this, impl::ik_checks::single_run); !st) return st;
     const impl::aim_solution s = impl::solve_aim(model[joint], target, forward, up, pole_vector, offset);
     if (reached) *reached = s.reached;
     if (weight == 0.0f || !s.reached) return {};
@@ -307,4 +531,15 @@ inline status aim_ik_job::run() const {
     return {};
 }
 
+inline status two_bone_ik_batch_job::validate() const { return impl::check_batch(*this, impl::ik_checks::all); }
+inline status aim_ik_batch_job::validate() const { return impl::check_batch(*this, impl::ik_checks::all); }
+
 } // namespace keyblend
+
+#if KEYBLEND_KERNELS_HERE
+#include "ik_kernels.hpp"
+#endif
+#if !defined(KEYBLEND_KERNELS_LIBRARY)
+inline keyblend::status keyblend::two_bone_ik_batch_job::run() const { return impl::run_job(*this); }
+inline keyblend::status keyblend::aim_ik_batch_job::run() const { return impl::run_job(*this); }
+#endif

@@ -15,6 +15,7 @@
 #include "blend_kernels.hpp"
 #include "pose_kernels.hpp"
 #include "morph_kernels.hpp"
+#include "ik_kernels.hpp"
 #include "kernel_table.hpp"
 #include "skin/entry.hpp"
 
@@ -35,6 +36,8 @@ struct kernel_entries {
     static status hierarchy(const local_to_model_job& j) { return run_job(j); }
     static status palette(const palette_job& j) { return skin::run_palette(j); }
     static status morph(const morph_job& j) { return run_job(j); }
+    static status two_bone_ik(const two_bone_ik_batch_job& j) { return run_job(j); }
+    static status aim_ik(const aim_ik_batch_job& j) { return run_job(j); }
     template <class Index>
     static status skin(const skinning_job<Index>& j) {
         return skin::run_linear<any_skinning>(j);
@@ -62,6 +65,8 @@ inline const kernel_table& table() {
                                    &e::hierarchy,
                                    &e::palette,
                                    &e::morph,
+                                   &e::two_bone_ik,
+                                   &e::aim_ik,
                                    &e::skin<std::uint16_t>,
                                    &e::skin<std::uint8_t>,
                                    &e::dual_quaternion<std::uint16_t>,

@@ -17,6 +17,8 @@ struct blend_job;
 struct local_to_model_job;
 struct palette_job;
 struct morph_job;
+struct two_bone_ik_batch_job;
+struct aim_ik_batch_job;
 template <class JointIndex>
 struct skinning_job;
 template <class JointIndex>
@@ -35,6 +37,8 @@ struct kernel_table {
     status (*hierarchy)(const local_to_model_job&);
     status (*palette)(const palette_job&);
     status (*morph)(const morph_job&);
+    status (*two_bone_ik)(const two_bone_ik_batch_job&);
+    status (*aim_ik)(const aim_ik_batch_job&);
     status (*skin16)(const skinning_job<std::uint16_t>&);
     status (*skin8)(const skinning_job<std::uint8_t>&);
     status (*dual_quaternion16)(const dual_quaternion_skinning_job<std::uint16_t>&);

@@ -172,6 +172,8 @@ status make_additive(const local_pose& pose, const local_pose& reference, local_
 status local_to_model_job::run() const { return active().hierarchy(*this); }
 status palette_job::run() const { return active().palette(*this); }
 status morph_job::run() const { return active().morph(*this); }
+status two_bone_ik_batch_job::run() const { return active().two_bone_ik(*this); }
+status aim_ik_batch_job::run() const { return active().aim_ik(*this); }
 
 simd_isa kernel_isa() { return active().isa; }
 bool kernel_isa_supported(simd_isa isa) { return impl::kernels_choice::usable(isa); }
