@@ -3,8 +3,8 @@
 // model's bind-pose skinned mesh's largest extent / 180), as `keyblend pack` does by default.
 //
 //   compress/<file>/<set>/sample/<random|forward>/<plain|compressed>
-//       a whole local pose per iteration: the plain clip (sample_clip, its keys) or the
-//       compressed one (sample_clip on compressed_clip); random times uniform over the clip, or
+//       a whole local pose per iteration: the plain clip (sampling_job, its keys) or the
+//       compressed one (compressed_sampling_job); random times uniform over the clip, or
 //       forward playback at 60 Hz; one context each. Counters: bytes (the plain clip's key data,
 //       or the compressed clip's whole size), error_cm_eq (the largest virtual-vertex error against
 //       the plain clip, every 1/60 s and at the end; 0 for the plain clip itself).
@@ -25,38 +25,18 @@ namespace {
 using kbbench::clip_case;
 using kbbench::file_case;
 using kbbench::files;
+using kbbench::set_rate;
 using kbbench::times;
 
-void set_rate(benchmark::State& state, const char* unit) {
-    state.counters[unit] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
-}
-
-/// Whole poses of one clip (plain: a keyblend::clip and sampling_context; compressed: a
-/// compressed_clip and compressed_sampling_context) at random or forward times.
-template <class Clip, class Context>
-void bm_sample(benchmark::State& state, const file_case* f, const clip_case* c, const Clip* clip, bool forward,
-               std::size_t bytes, double error_cm) {
-    const std::vector<float> t = times(*c->plain, forward);
-    Context ctx;
-    keyblend::local_pose pose;
-    std::size_t i = 0;
-    for (auto _ : state) {
-        (void)keyblend::sample_clip(*clip, f->x->skeleton, t[i++ & 1023], ctx, pose);
-        benchmark::DoNotOptimize(pose.data(keyblend::local_pose::rotation_w));
-        benchmark::ClobberMemory();
-    }
-    set_rate(state, "poses/s");
-    state.counters["bytes"] = double(bytes);
-    state.counters["error_cm_eq"] = error_cm;
-}
-
 void bm_plain(benchmark::State& state, const file_case* f, const clip_case* c, bool forward) {
-    bm_sample<keyblend::clip, keyblend::sampling_context>(state, f, c, c->plain, forward, c->plain_bytes, 0.0);
+    keyblend::sampling_context context;
+    keyblend::local_pose pose;
+    kbbench::sample_poses(state, keyblend::sampling_job{c->plain, &f->x->skeleton, 0.0f, &context, &pose},
+                          times(*c->plain, forward), c->plain_bytes, 0.0);
 }
 
 void bm_compressed(benchmark::State& state, const file_case* f, const clip_case* c, bool forward) {
-    bm_sample<keyblend::compressed_clip, keyblend::compressed_sampling_context>(state, f, c, &c->compressed, forward,
-                                                                                c->compressed.size(), c->error_cm);
+    kbbench::sample_compressed(state, *f, *c, forward);
 }
 
 void bm_compress(benchmark::State& state, const file_case* f, const clip_case* c) {

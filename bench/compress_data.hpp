@@ -2,12 +2,14 @@
 // comparisons): Testwuson.X, BCN_Epileptic.X and tiny.x from KEYBLEND_DATA_DIR, each clip
 // compressed at 0.01 cm-eq with virtual vertices at 3 cm-eq (1 cm-eq = the bind-pose skinned
 // mesh's largest extent / 180), as `keyblend pack` does by default; the character as a package;
-// the times a benchmark samples.
+// the times a benchmark samples, and the sampling loop and counters every sampling case shares.
 #pragma once
 
 #include <keyblend/compress.hpp>
 #include <keyblend/io/xfile.hpp>
 #include <keyblend/package.hpp>
+
+#include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <cstdio>
@@ -128,19 +130,61 @@ double error_cm(const file_case& f, const keyblend::clip& c, Sample&& sample) {
     const keyblend::skeleton& s = f.x->skeleton;
     keyblend::sampling_context ref;
     keyblend::local_pose a, b;
-    std::vector<glm::mat4> ma, mb;
+    std::vector<glm::mat4> ma(s.size()), mb(s.size());
+    keyblend::sampling_job reference{&c, &s, 0.0f, &ref, &a};
+    keyblend::local_to_model_job model_a, model_b;
+    model_a.skeleton = model_b.skeleton = &s;
+    model_a.input = &a;
+    model_b.input = &b;
+    model_a.output = ma;
+    model_b.output = mb;
     double worst = 0.0;
     const double step = double(c.ticks_per_second) / 60.0;
     for (std::size_t i = 0;; ++i) {
         const double t = std::min(double(i) * step, double(c.duration));
-        (void)keyblend::sample_clip(c, s, float(t), ref, a);
+        reference.time = float(t);
+        (void)reference.run();
         sample(float(t), b);
-        keyblend::local_to_model(s, a, ma);
-        keyblend::local_to_model(s, b, mb);
+        (void)model_a.run();
+        (void)model_b.run();
         worst = std::max(worst, keyblend::virtual_vertex_error(ma.data(), mb.data(), s.size(), f.settings.shell_distance));
         if (!(t < double(c.duration))) break;
     }
     return worst / f.cm;
+}
+
+/// Reports the iterations per second under `unit` (bench_main.hpp's rate counter).
+inline void set_rate(benchmark::State& state, const char* unit) {
+    state.counters[unit] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+/// What every sampling case reports: poses/s, the clip's bytes and its error (cm-eq).
+inline void report_poses(benchmark::State& state, std::size_t bytes, double error_cm) {
+    set_rate(state, "poses/s");
+    state.counters["bytes"] = double(bytes);
+    state.counters["error_cm_eq"] = error_cm;
+}
+
+/// One whole pose per iteration from `job` (a sampling_job or a compressed_sampling_job, its clip,
+/// skeleton, context and output set) at the 1024 times `t` in turn.
+template <class Job>
+void sample_poses(benchmark::State& state, Job job, const std::vector<float>& t, std::size_t bytes, double error_cm) {
+    std::size_t i = 0;
+    for (auto _ : state) {
+        job.time = t[i++ & 1023];
+        (void)job.run();
+        benchmark::DoNotOptimize(job.output->data(keyblend::local_pose::rotation_w));
+        benchmark::ClobberMemory();
+    }
+    report_poses(state, bytes, error_cm);
+}
+
+/// sample_poses on the compressed clip of `c`: at random times, or forward at 60 Hz.
+inline void sample_compressed(benchmark::State& state, const file_case& f, const clip_case& c, bool forward) {
+    keyblend::compressed_sampling_context context;
+    keyblend::local_pose pose;
+    sample_poses(state, keyblend::compressed_sampling_job{&c.compressed, &f.x->skeleton, 0.0f, &context, &pose},
+                 times(*c.plain, forward), c.compressed.size(), c.error_cm);
 }
 
 } // namespace kbbench

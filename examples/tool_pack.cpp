@@ -123,9 +123,9 @@ keyblend::status compressed_local_matrices(const keyblend::compressed_clip& c, c
                                            float weight, bool blend, std::vector<glm::mat4>& local) {
     keyblend::compressed_sampling_context ctx;
     keyblend::local_pose pose;
-    if (keyblend::status st = keyblend::sample_clip(c, s, tick, ctx, pose); !st) return st;
-    std::vector<glm::mat4> sampled;
-    keyblend::to_local_matrices(pose, sampled);
+    if (keyblend::status st = keyblend::compressed_sampling_job{&c, &s, tick, &ctx, &pose}.run(); !st) return st;
+    std::vector<glm::mat4> sampled(s.size());
+    if (keyblend::status st = keyblend::to_local_matrices(pose, sampled); !st) return st;
     if (!blend) {
         // Joints the clip does not store keep their bind matrix exactly, as sample_local_matrices
         // gives them (a TRS pose rounds it).

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Hostile copies of the shared BVH and FBX files, through the `keyblend` tool.
+"""Hostile copies of the shared BVH, FBX, glTF and GLB files, through the `keyblend` tool.
 
-Makes mutations of ../shared/data/formats/01_01.bvh (keyblend's BVH reader) and
-animation_with_skeleton.fbx (assimp, in the tool's isolated process): targeted changes to counts,
+Makes mutations of the formats folder's 01_01.bvh (keyblend's BVH reader),
+animation_with_skeleton.fbx (assimp, in the tool's isolated process) and every .gltf / .glb file
+there and in khronos/ (keyblend's glTF loader): targeted changes to counts,
 offsets, indices, values and hierarchies (the classes that crashed or silently misled before),
 plus truncations and byte flips; runs `keyblend info` and `keyblend render` on each (and, for
-BVH, `keyblend info --strict`, whose first problem fails the load) under a time
+BVH and glTF, `keyblend info --strict`, whose first problem fails the load) under a time
 limit and an address-space limit, and fails on a signal, a time-out, a sanitizer report, an exit
 code other than 0 or 1, or an exit 1 whose message does not name the file (and, for keyblend's own
-reader, the line). The mutations are deterministic for a seed; failing inputs are kept.
+readers, the place: a line, a JSON pointer or a byte offset). The mutations are deterministic for a seed; failing inputs are kept.
 
 usage: mutate_formats.py --tool PATH [--formats DIR] [--work DIR] [--count N] [--seed N]
                          [--sanitized]
@@ -468,6 +469,187 @@ def bvh_mutation(r, text):
     return data, '; '.join(what)
 
 
+# --- glTF and GLB: the JSON document mutated, written back in the input's container ---------------
+
+def read_gltf(data):
+    """(document, binary chunk or None, is_glb)."""
+    import json
+    if data[:4] == b'glTF':
+        length = struct.unpack_from('<I', data, 12)[0]
+        doc = json.loads(data[20:20 + length].decode('utf-8'))
+        rest = 20 + length
+        binary = None
+        if rest + 8 <= len(data):
+            blength = struct.unpack_from('<I', data, rest)[0]
+            binary = data[rest + 8:rest + 8 + blength]
+        return doc, binary, True
+    return json.loads(data.decode('utf-8')), None, False
+
+
+def write_gltf(doc, binary, glb, base_dir):
+    import json
+    if not glb:
+        # External buffers of a .gltf are embedded (the mutated file lives elsewhere).
+        for b in doc.get('buffers', []):
+            uri = b.get('uri')
+            if isinstance(uri, str) and not uri.startswith('data:'):
+                path = os.path.join(base_dir, uri)
+                if os.path.exists(path):
+                    import base64
+                    b['uri'] = 'data:application/octet-stream;base64,' + base64.b64encode(
+                        open(path, 'rb').read()).decode('ascii')
+        return json.dumps(doc).encode('utf-8')
+    text = json.dumps(doc).encode('utf-8')
+    text += b' ' * ((4 - len(text) % 4) % 4)
+    out = struct.pack('<III', 0x46546C67, 2, 0) + struct.pack('<II', len(text), 0x4E4F534A) + text
+    if binary is not None:
+        pad = binary + b'\0' * ((4 - len(binary) % 4) % 4)
+        out += struct.pack('<II', len(pad), 0x004E4942) + pad
+    return out[:8] + struct.pack('<I', len(out)) + out[12:]
+
+
+def g_pick(r, doc, key):
+    items = doc.get(key)
+    return (r.randrange(len(items)), items) if isinstance(items, list) and items else (None, None)
+
+
+def g_counts(r, doc):
+    i, items = g_pick(r, doc, 'accessors')
+    if i is None:
+        return 'no accessors'
+    v = r.choice([0, 1, items[i].get('count', 1) + 1, 2 ** 31, 2 ** 32 + 1, -1, 1e30])
+    items[i]['count'] = v
+    return 'accessors[%d].count = %r' % (i, v)
+
+
+def g_offsets(r, doc):
+    key = r.choice(['accessors', 'bufferViews'])
+    i, items = g_pick(r, doc, key)
+    if i is None:
+        return 'no %s' % key
+    field = 'byteOffset' if r.random() < 0.6 else ('byteStride' if key == 'bufferViews' else 'bufferView')
+    v = r.choice([3, 2 ** 31, 2 ** 32 - 1, -4, 1 << 40])
+    items[i][field] = v
+    return '%s[%d].%s = %r' % (key, i, field, v)
+
+
+def g_types(r, doc):
+    i, items = g_pick(r, doc, 'accessors')
+    if i is None:
+        return 'no accessors'
+    if r.random() < 0.5:
+        v = r.choice([5120, 5121, 5122, 5123, 5125, 5126, 5124, 7])
+        items[i]['componentType'] = v
+        return 'accessors[%d].componentType = %d' % (i, v)
+    v = r.choice(['SCALAR', 'VEC2', 'VEC3', 'VEC4', 'MAT4', 'MAT2', 'BAD'])
+    items[i]['type'] = v
+    return 'accessors[%d].type = %s' % (i, v)
+
+
+def g_indices(r, doc):
+    """A reference to another object made out of range, or a field removed."""
+    choices = []
+    for n, node in enumerate(doc.get('nodes', [])):
+        for f in ('skin', 'mesh'):
+            if f in node:
+                choices.append((node, f, 'nodes[%d].%s' % (n, f)))
+    for s, skin in enumerate(doc.get('skins', [])):
+        choices.append((skin, 'inverseBindMatrices', 'skins[%d].inverseBindMatrices' % s))
+        if skin.get('joints'):
+            choices.append((skin['joints'], r.randrange(len(skin['joints'])), 'skins[%d].joints[]' % s))
+    for a, anim in enumerate(doc.get('animations', [])):
+        for c, ch in enumerate(anim.get('channels', [])):
+            choices.append((ch, 'sampler', 'animations[%d].channels[%d].sampler' % (a, c)))
+            choices.append((ch.get('target', {}), 'node', 'animations[%d].channels[%d].target.node' % (a, c)))
+        for k, smp in enumerate(anim.get('samplers', [])):
+            choices.append((smp, r.choice(['input', 'output']), 'animations[%d].samplers[%d]' % (a, k)))
+    if not choices:
+        return 'nothing to index'
+    obj, field, where = r.choice(choices)
+    if r.random() < 0.3 and isinstance(obj, dict):
+        obj.pop(field, None)
+        return where + ' removed'
+    v = r.choice([99, -1, 2 ** 31, 0])
+    obj[field] = v
+    return '%s = %r' % (where, v)
+
+
+def g_hierarchy(r, doc):
+    nodes = doc.get('nodes')
+    if not nodes:
+        return 'no nodes'
+    how = r.randrange(3)
+    if how == 0:  # a cycle
+        a, b = r.randrange(len(nodes)), r.randrange(len(nodes))
+        nodes[a].setdefault('children', []).append(b)
+        nodes[b].setdefault('children', []).append(a)
+        return 'nodes %d and %d each other\'s child' % (a, b)
+    if how == 1:  # a node two parents share
+        a = r.randrange(len(nodes))
+        for p in range(len(nodes)):
+            if p != a and r.random() < 0.3:
+                nodes[p].setdefault('children', []).append(a)
+        return 'node %d given several parents' % a
+    depth = r.choice([1000, 20000])  # a deep chain under the first scene's root
+    first = len(nodes)
+    for k in range(depth):
+        nodes.append({'name': 'deep%d' % k, 'translation': [0, 0.001, 0]})
+        if k:
+            nodes[first + k - 1]['children'] = [first + k]
+    roots = doc.get('scenes', [{}])[doc.get('scene', 0) if isinstance(doc.get('scene', 0), int) else 0] \
+        .setdefault('nodes', []) if doc.get('scenes') else None
+    if roots is not None:
+        roots.append(first)
+    return 'a chain %d nodes deep' % depth
+
+
+def g_values(r, doc):
+    how = r.randrange(3)
+    if how == 0:
+        i, items = g_pick(r, doc, 'nodes')
+        if i is None:
+            return 'no nodes'
+        f = r.choice(['translation', 'rotation', 'scale', 'matrix'])
+        n = {'translation': 3, 'rotation': 4, 'scale': 3, 'matrix': 16}[f]
+        items[i][f] = [r.choice([1e39, -1e39, 0.0, 1e-45, 'x']) for _ in range(r.choice([n, n - 1, n + 1]))]
+        return 'nodes[%d].%s replaced' % (i, f)
+    if how == 1:
+        for anim in doc.get('animations', []):
+            for smp in anim.get('samplers', []):
+                smp['interpolation'] = r.choice(['STEP', 'CUBICSPLINE', 'LINEAR', 'SQUAD', 7])
+        return 'every sampler\'s interpolation changed'
+    i, items = g_pick(r, doc, 'accessors')
+    if i is None:
+        return 'no accessors'
+    items[i]['sparse'] = {'count': r.choice([1, 2 ** 30]), 'indices': {'bufferView': 0, 'componentType': 5125},
+                          'values': {'bufferView': 0}}
+    return 'accessors[%d] given a sparse section' % i
+
+
+GLTF_MUTATIONS = [g_counts, g_offsets, g_types, g_indices, g_hierarchy, g_values]
+
+
+def gltf_mutation(r, source):
+    doc, binary, glb, base_dir = source
+    doc = copy.deepcopy(doc)
+    what = [r.choice(GLTF_MUTATIONS)(r, doc) for _ in range(r.choice([1, 1, 2]))]
+    data = write_gltf(doc, binary, glb, base_dir)
+    if r.random() < 0.2:
+        b = bytearray(data)
+        if glb and r.random() < 0.5:  # chunk lengths that claim gigabytes
+            struct.pack_into('<I', b, r.choice([8, 12]), r.choice([2 ** 31, 2 ** 32 - 4, 24]))
+            what.append('GLB length claims changed')
+        elif r.random() < 0.5:
+            b = b[:r.randrange(0, len(b))]
+            what.append('truncated')
+        else:
+            for _ in range(r.randrange(1, 16)):
+                b[r.randrange(len(b))] = r.randrange(256)
+            what.append('bytes replaced')
+        data = bytes(b)
+    return data, '; '.join(what)
+
+
 # --- running the tool -----------------------------------------------------------------------------------
 
 SANITIZER_MARKS = ('AddressSanitizer', 'UndefinedBehaviorSanitizer', 'LeakSanitizer', 'runtime error:',
@@ -517,6 +699,9 @@ def check(kind, path, code, err, elapsed, seconds):
         if kind == 'bvh' and 'line ' not in err and 'not a BVH file' not in err and 'cannot read' not in err \
                 and 'max_' not in err and 'too many' not in err:
             return 'exit 1 without a place (line) in the message'
+        if kind in ('gltf', 'glb') and not any(m in err for m in (': /', 'byte offset', 'not a glTF', 'cannot read',
+                                                                  'max_', 'too many', 'JSON')):
+            return 'exit 1 without a place (a JSON pointer or a byte offset) in the message'
     return None
 
 
@@ -526,7 +711,7 @@ def main():
     ap.add_argument('--formats', default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                       '..', '..', 'shared', 'data', 'formats'))
     ap.add_argument('--work', default='mutations')
-    ap.add_argument('--count', type=int, default=100, help='mutations per format')
+    ap.add_argument('--count', type=int, default=40, help='mutations per source file')
     ap.add_argument('--seed', type=int, default=28)
     ap.add_argument('--sanitized', action='store_true', help='the tool is built with sanitizers')
     ap.add_argument('--seconds', type=float, default=10.0, help='time limit of a run')
@@ -547,21 +732,37 @@ def main():
     fbx_tree = read_fbx(open(fbx_path, 'rb').read())
     if write_fbx(*fbx_tree) is None:
         return 1
+    gltf_sources = []
+    for folder in (a.formats, os.path.join(a.formats, 'khronos')):
+        if os.path.isdir(folder):
+            for name in sorted(os.listdir(folder)):
+                if name.endswith(('.gltf', '.glb')):
+                    path = os.path.join(folder, name)
+                    doc, binary, glb = read_gltf(open(path, 'rb').read())
+                    gltf_sources.append((doc, binary, glb, folder))
+    kinds = ['bvh', 'fbx'] + ['gltf%d' % k for k in range(len(gltf_sources))]
     # The tool's own limits on assimp's process stay below this script's, so that they act first.
     inner = ['--max-seconds', str(max(1.0, a.seconds / 2)), '--max-memory', str(max(64, a.memory_mib * 3 // 4))]
     failures = []
     tally = {}
     start = time.monotonic()
-    for i in range(2 * a.count):
-        kind = 'bvh' if i % 2 == 0 else 'fbx'
-        data, what = bvh_mutation(r, bvh_text) if kind == 'bvh' else fbx_mutation(r, fbx_tree)
+    for i in range(len(kinds) * a.count):
+        kind = kinds[i % len(kinds)]
+        if kind == 'bvh':
+            data, what = bvh_mutation(r, bvh_text)
+        elif kind == 'fbx':
+            data, what = fbx_mutation(r, fbx_tree)
+        else:
+            source = gltf_sources[int(kind[4:])]
+            data, what = gltf_mutation(r, source)
+            kind = 'glb' if source[2] else 'gltf'
         path = os.path.abspath(os.path.join(a.work, 'm%04d.%s' % (i, kind)))
         with open(path, 'wb') as f:
             f.write(data)
         png = path + '.png'
         ok = True
         commands = [['info', path] + inner, ['render', path, '--frames', '1', '--size', '32x32', '--out', png] + inner]
-        if kind == 'bvh':  # (strict: every problem is an error, and each must name its place)
+        if kind in ('bvh', 'gltf', 'glb'):  # (strict: every problem is an error, and each must name its place)
             commands.append(['info', path, '--strict'])
         for args in commands:
             code, err, elapsed = run_tool(a.tool, args, a.seconds, a.memory_mib, a.sanitized)
@@ -578,7 +779,7 @@ def main():
     elapsed = time.monotonic() - start
     summary = ', '.join('%s exit %s: %d' % (k, 'timeout' if c is None else c, n) for (k, c), n in sorted(
         tally.items(), key=lambda t: (t[0][0], -1 if t[0][1] is None else t[0][1])))
-    print('mutate_formats: %d mutations (seed %d) in %.1f s; %s' % (2 * a.count, a.seed, elapsed, summary))
+    print('mutate_formats: %d mutations (seed %d) in %.1f s; %s' % (len(kinds) * a.count, a.seed, elapsed, summary))
     for f in failures:
         print('FAILED ' + f, file=sys.stderr)
     return 1 if failures else 0

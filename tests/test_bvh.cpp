@@ -22,6 +22,7 @@
 
 using namespace keyblend;
 using kbtest::local_to_model;
+using kbtest::sample_local_matrices;
 namespace kio = keyblend::io;
 
 namespace {

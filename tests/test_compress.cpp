@@ -1,9 +1,10 @@
 // Tests for keyblend/compress.hpp: the error bound on clips built to be hard and on the shared .X
 // files, what is stored exactly (bind pose, constants), discontinuities, the sampling paths
 // (scalar, SSE2, AVX2, AVX-512; forward and random access), and the checks of compress_job,
-// sample_clip and compressed_clip::view.
+// compressed_sampling_job and compressed_clip::view.
 #include <keyblend/compress.hpp>
 
+#include "compress_helpers.hpp"
 #include "helpers.hpp"
 
 #ifdef KEYBLEND_TEST_IO
@@ -18,6 +19,8 @@
 
 using namespace keyblend;
 using kbtest::bit_equal;
+using kbtest::local_to_model;
+using kbtest::sample_clip;
 
 namespace {
 
@@ -779,7 +782,7 @@ TEST_CASE("compress: compress_job::validate names the bad setting - run() leaves
     }
 }
 
-TEST_CASE("compress: sample_clip refuses an empty clip and another skeleton, and writes nothing") {
+TEST_CASE("compress: compressed_sampling_job refuses null inputs, an empty clip and another skeleton, and writes nothing") {
     const skeleton s = chain(3, 1.0f);
     clip c;
     channel ch;
@@ -790,17 +793,51 @@ TEST_CASE("compress: sample_clip refuses an empty clip and another skeleton, and
     compressed_sampling_context ctx;
     local_pose p(3);
     p.set(0, transform{glm::vec3(9.0f), glm::identity<glm::quat>(), glm::vec3(9.0f)});
-    const status empty = sample_clip(compressed_clip{}, s, 0.0f, ctx, p);
-    CHECK_FALSE(empty);
-    CHECK(empty.error().code == errc::invalid_argument);
-    for (const skeleton& other : {chain(4, 1.0f), chain(3, 2.0f)}) {
-        const status st = sample_clip(cc, other, 0.0f, ctx, p);
-        REQUIRE_FALSE(st);
-        CHECK(st.error().code == errc::size_mismatch);
+    compressed_sampling_job job{&cc, &s, 0.0f, &ctx, &p};
+    REQUIRE(job.validate());
+    // validate() and run() report the same error, and run() leaves the pose as it was.
+    const auto fails = [&](const compressed_sampling_job& bad, errc code, const std::string& names) {
+        for (const status& st : {bad.validate(), bad.run()}) {
+            REQUIRE_FALSE(st);
+            CHECK(st.error().code == code);
+            CHECK_MESSAGE(st.error().message.find(names) != std::string::npos, st.error().message);
+            CHECK(st.error().index == error::no_index);
+        }
         CHECK(p.size() == 3);
+        CHECK(p.morph_weights().empty());
         CHECK(p.get(0).translation == glm::vec3(9.0f));
+    };
+    SUBCASE("null inputs, each named") {
+        compressed_sampling_job bad = job;
+        bad.clip = nullptr;
+        fails(bad, errc::invalid_argument, "no clip");
+        bad = job;
+        bad.skeleton = nullptr;
+        fails(bad, errc::invalid_argument, "no skeleton");
+        bad = job;
+        bad.context = nullptr;
+        fails(bad, errc::invalid_argument, "no sampling context");
+        bad = job;
+        bad.output = nullptr;
+        fails(bad, errc::invalid_argument, "no output pose");
     }
-    REQUIRE(sample_clip(cc, s, 0.0f, ctx, p)); // and the context binds again to the right one
+    SUBCASE("an empty clip") {
+        const compressed_clip none;
+        compressed_sampling_job bad = job;
+        bad.clip = &none;
+        fails(bad, errc::invalid_argument, "empty");
+    }
+    SUBCASE("another skeleton: other joint counts, another bind pose, other morph weights") {
+        const skeleton others[] = {chain(4, 1.0f), chain(3, 2.0f), chain(3, 1.0f, glm::vec3(0.0f), {{}, {0.5f}})};
+        for (const skeleton& other : others) {
+            compressed_sampling_job bad = job;
+            bad.skeleton = &other;
+            fails(bad, errc::size_mismatch, "another skeleton");
+        }
+    }
+    REQUIRE(job.validate()); // and the context binds again to the right one
+    REQUIRE(job.run());
+    CHECK(bit_equal(p.get(0), s.bind_transforms()[0]));
 }
 
 TEST_CASE("compress: a damaged compressed clip is rejected with the place named, or samples inside its bytes") {

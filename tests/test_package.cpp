@@ -6,6 +6,7 @@
 #include <keyblend/package.hpp>
 #include <keyblend/skin.hpp>
 
+#include "compress_helpers.hpp"
 #include "helpers.hpp"
 
 #ifdef KEYBLEND_TEST_IO
@@ -19,6 +20,8 @@
 
 using namespace keyblend;
 using kbtest::bit_equal;
+using kbtest::local_to_model;
+using kbtest::sample_clip;
 
 namespace {
 
@@ -249,13 +252,18 @@ TEST_CASE("package: the skeleton, the clips and the meshes come back - clips sam
         CHECK(back.morph_targets[0].tangents.empty());
 
         // Skinned straight from the package's views, as from the source's arrays.
-        std::vector<glm::mat4> model(s.size()), palette_a, palette_b;
+        std::vector<glm::mat4> model(s.size()), palette_a(m.bone_count), palette_b(src.skin.bones.size());
         local_pose pose(s);
         local_to_model(s, pose, model);
-        REQUIRE(build_palette(model, strided_span<const std::uint32_t>{m.bone_joints.data(), m.bone_count, 4, 4},
-                              strided_span<const glm::mat4>{m.bone_offsets.data(), m.bone_count, sizeof(glm::mat4), sizeof(float)},
-                              palette_a));
-        REQUIRE(build_palette(model, member_span(src.skin.bones, &io::skin_bone::joint), member_span(src.skin.bones, &io::skin_bone::offset), palette_b));
+        const std::vector<skin_bone> bones = m.skin_bones();
+        REQUIRE(bones.size() == src.skin.bones.size());
+        for (std::size_t b = 0; b < bones.size(); ++b) {
+            CHECK(bones[b].name == src.skin.bones[b].name);
+            CHECK(bones[b].joint == src.skin.bones[b].joint);
+            CHECK(bit_equal(bones[b].offset, src.skin.bones[b].offset));
+        }
+        REQUIRE(palette_job{model, bones, palette_a}.run());
+        REQUIRE(palette_job{model, src.skin.bones, palette_b}.run());
         std::vector<glm::vec3> out_a(src.positions.size()), out_b(src.positions.size());
         const auto skin_from_package = [&](auto joints) {
             skinning_job<std::remove_const_t<std::remove_pointer_t<decltype(joints.data)>>> job;
@@ -264,8 +272,7 @@ TEST_CASE("package: the skeleton, the clips and the meshes come back - clips sam
             job.weights = m.weights;
             job.in_positions = m.positions;
             job.out_positions = make_span(out_a);
-            job.palette = palette_a.data();
-            job.palette_size = palette_a.size();
+            job.palette = palette_a;
             REQUIRE(job.validate());
             REQUIRE(job.run());
         };
@@ -277,8 +284,7 @@ TEST_CASE("package: the skeleton, the clips and the meshes come back - clips sam
         ref.weights = make_span(src.skin.weights, 3);
         ref.in_positions = make_span(src.positions);
         ref.out_positions = make_span(out_b);
-        ref.palette = palette_b.data();
-        ref.palette_size = palette_b.size();
+        ref.palette = palette_b;
         REQUIRE(ref.run());
         for (std::size_t v = 0; v < out_a.size(); ++v) CHECK(kbtest::max_abs_diff(out_a[v], out_b[v]) <= 1e-6f);
     }

@@ -108,9 +108,11 @@ acl::track_array_qvvf acl_input(acl::iallocator& allocator, const file_case& f, 
     }
     keyblend::sampling_context ctx;
     keyblend::local_pose pose;
+    keyblend::sampling_job sample{&c, &s, 0.0f, &ctx, &pose};
     for (std::uint32_t i = 0; i < samples; ++i) {
         const double t = std::min(seconds, double(i) / rate);
-        (void)keyblend::sample_clip(c, s, float(t * double(c.ticks_per_second)), ctx, pose);
+        sample.time = float(t * double(c.ticks_per_second));
+        (void)sample.run();
         for (std::size_t j = 0; j < s.size(); ++j) tracks[std::uint32_t(j)][i] = to_qvv(pose.get(j));
     }
     return tracks;
@@ -171,23 +173,8 @@ std::vector<acl_case>& cases() {
     return all;
 }
 
-void set_rate(benchmark::State& state, const char* unit) {
-    state.counters[unit] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
-}
-
 void bm_keyblend(benchmark::State& state, const acl_case* k, bool forward) {
-    const std::vector<float> t = kbbench::times(*k->clip->plain, forward);
-    keyblend::compressed_sampling_context ctx;
-    keyblend::local_pose pose;
-    std::size_t i = 0;
-    for (auto _ : state) {
-        (void)keyblend::sample_clip(k->clip->compressed, k->file->x->skeleton, t[i++ & 1023], ctx, pose);
-        benchmark::DoNotOptimize(pose.data(keyblend::local_pose::rotation_w));
-        benchmark::ClobberMemory();
-    }
-    set_rate(state, "poses/s");
-    state.counters["bytes"] = double(k->clip->compressed.size());
-    state.counters["error_cm_eq"] = k->clip->error_cm;
+    kbbench::sample_compressed(state, *k->file, *k->clip, forward);
 }
 
 void bm_acl(benchmark::State& state, const acl_case* k, bool forward) {
@@ -201,9 +188,7 @@ void bm_acl(benchmark::State& state, const acl_case* k, bool forward) {
         benchmark::DoNotOptimize(k->acl->pose.data());
         benchmark::ClobberMemory();
     }
-    set_rate(state, "poses/s");
-    state.counters["bytes"] = double(k->acl->tracks->get_size());
-    state.counters["error_cm_eq"] = k->acl->error_cm;
+    kbbench::report_poses(state, k->acl->tracks->get_size(), k->acl->error_cm);
 }
 
 void bm_compress_keyblend(benchmark::State& state, const acl_case* k) {
@@ -214,13 +199,13 @@ void bm_compress_keyblend(benchmark::State& state, const acl_case* k) {
     job.settings = k->file->settings;
     job.output = &out;
     for (auto _ : state) benchmark::DoNotOptimize(job.run());
-    set_rate(state, "clips/s");
+    kbbench::set_rate(state, "clips/s");
 }
 
 void bm_compress_acl(benchmark::State& state, const acl_case* k) {
     acl_clip scratch;
     for (auto _ : state) benchmark::DoNotOptimize(compress_acl(*k->file, *k->clip->plain, scratch));
-    set_rate(state, "clips/s");
+    kbbench::set_rate(state, "clips/s");
 }
 
 } // namespace

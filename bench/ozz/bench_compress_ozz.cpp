@@ -136,23 +136,8 @@ std::vector<ozz_case>& cases() {
     return all;
 }
 
-void set_rate(benchmark::State& state) {
-    state.counters["poses/s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
-}
-
 void bm_keyblend(benchmark::State& state, const ozz_case* k, bool forward) {
-    const std::vector<float> t = kbbench::times(*k->clip->plain, forward);
-    keyblend::compressed_sampling_context ctx;
-    keyblend::local_pose pose;
-    std::size_t i = 0;
-    for (auto _ : state) {
-        (void)keyblend::sample_clip(k->clip->compressed, k->file->x->skeleton, t[i++ & 1023], ctx, pose);
-        benchmark::DoNotOptimize(pose.data(keyblend::local_pose::rotation_w));
-        benchmark::ClobberMemory();
-    }
-    set_rate(state);
-    state.counters["bytes"] = double(k->clip->compressed.size());
-    state.counters["error_cm_eq"] = k->clip->error_cm;
+    kbbench::sample_compressed(state, *k->file, *k->clip, forward);
 }
 
 void bm_ozz(benchmark::State& state, const ozz_case* k, bool forward) {
@@ -171,9 +156,7 @@ void bm_ozz(benchmark::State& state, const ozz_case* k, bool forward) {
         benchmark::DoNotOptimize(job.Run());
         benchmark::ClobberMemory();
     }
-    set_rate(state);
-    state.counters["bytes"] = double(o.animation->size());
-    state.counters["error_cm_eq"] = o.error_cm;
+    kbbench::report_poses(state, o.animation->size(), o.error_cm);
 }
 
 } // namespace

@@ -152,7 +152,7 @@ struct influence_report {
 /// A bone: an aiBone of a mesh, as the .X loader's bones (io::skin_bone): `name` is aiBone::mName
 /// (the node it follows), `joint` that node's joint in scene::skeleton, `offset` the
 /// mOffsetMatrix (mesh space to the bone's bind space). The skinning matrix of the bone is
-/// `model[joint] * offset` (skin.hpp's build_palette), applied to the mesh's own vertices; the
+/// `model[joint] * offset` (skin.hpp's palette_job), applied to the mesh's own vertices; the
 /// model matrix of the node holding a skinned mesh is not applied (as in glTF and D3DX).
 using skin_bone = io::skin_bone;
 

@@ -31,7 +31,7 @@ namespace keyblend {
 /// (sample_channel_matrix: matrix keys element-wise, T*R*S otherwise, missing components from the
 /// bind pose), `local[joint] += (M - bind_local[joint]) * weight`, element-wise. Joints the clip does
 /// not animate are untouched. Call reset_to_bind(s, local) once before the first set of a frame,
-/// and local_to_model after the last.
+/// and local_to_model_job after the last.
 ///
 /// - weight == 0 changes nothing, bit for bit (the channel is not even sampled).
 /// - A single set at weight 1 on a reset pose reproduces that set's local matrices to float

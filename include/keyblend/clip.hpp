@@ -267,7 +267,7 @@ struct sampling_job {
 // ---------------------------------------------------------------------------------------------
 
 /// Samples every channel of `channels` (a clip's float_channels or vector_channels) at `time`
-/// (ticks, used as given, as for sample_clip: wrap it first with clip_time for looping; ends clamp
+/// (ticks, used as given, as for sampling_job: wrap it first with clip_time for looping; ends clamp
 /// and NaN samples the first key, as sample_track does): out[i] is channels[i]'s value, in the
 /// track's interpolation (linear or step). A channel without keys gives 0 (validate_clip rejects
 /// it). `count` must equal channels.size(): otherwise errc::size_mismatch and nothing is written.

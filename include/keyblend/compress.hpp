@@ -7,7 +7,7 @@
 // every joint, at the *shell distance* d, sit three virtual vertices, one along each of the
 // joint's model-space axes (the joint's model matrix applied to (d, 0, 0), (0, d, 0), (0, 0, d)).
 // The error of a pose is the largest distance between a virtual vertex where the compressed clip
-// puts it and where the source clip (sample_clip, full precision) puts it. compress_job keeps it
+// puts it and where the source clip (sampling_job, full precision) puts it. compress_job keeps it
 // at or below the *precision* at every sample, every midpoint between two samples, every
 // 1 / check_rate seconds (60 Hz by default) and at the clip's end, and stores the largest error
 // it measured in the clip (compressed_clip::stats). Both lengths are in the skeleton's model
@@ -33,7 +33,7 @@
 // Rotations store three components: per track and segment the one that stays farthest from zero
 // is dropped and rebuilt from the others, so no rotation loses precision near w = 0.
 //
-// Sampling. sample_clip(compressed_clip, ...) reads the bits at the two samples around the time
+// Sampling. compressed_sampling_job reads the bits at the two samples around the time
 // (whole poses, SIMD: AVX-512 / AVX2 gathers of the packed fields, scalar otherwise), dequantizes
 // them, rebuilds rotations, and interpolates (rotations by nlerp), all joints at once; a
 // compressed_sampling_context per playing instance keeps the last two samples decoded, so that
@@ -146,7 +146,7 @@ struct compression_report {
     std::size_t constant_tracks = 0;
     std::size_t varying_tracks = 0;
     /// What was lossy beyond quantization, one line each: matrix keys with shear (a TRS pose
-    /// cannot hold it; sample_clip drops it too), a rate capped by max_sample_rate, a bound missed.
+    /// cannot hold it; sampling_job drops it too), a rate capped by max_sample_rate, a bound missed.
     std::vector<std::string> notes{};
 };
 
@@ -222,9 +222,9 @@ inline float clip_time(const compressed_clip& c, double ticks);
 /// fills the caller's output), though it runs offline and allocates: the same shape lets a
 /// pipeline check every clip's settings before the slow part starts, and reuse an output.
 ///
-/// run() samples the clip with sample_clip and compresses it as the top of this file says; the
-/// compressed clip samples (sample_clip below) within the bound of every sample time, midpoint and
-/// check time, which the report (and the clip's stats) gives as measured. A bound that cannot be
+/// run() samples the clip with sampling_job and compresses it as the top of this file says; the
+/// compressed clip samples (compressed_sampling_job below) within the bound of every sample time,
+/// midpoint and check time, which the report (and the clip's stats) gives as measured. A bound that cannot be
 /// met (a discontinuity or a curve that max_sample_rate cannot follow) is reported (bound_met
 /// false, and a note), not an error. Time: linear in the clip's length, a few tens of
 /// milliseconds for a few seconds of a 60-joint skeleton.
@@ -250,9 +250,11 @@ struct compress_job {
 /// The per-instance state of sampling one compressed clip (as sampling_context is for plain
 /// clips): the two samples last decoded, and the decoding tables of the segments last used (up
 /// to 16, within 64 KB). One per playing instance; many can sample one clip. Binds itself to a
-/// (clip bytes, skeleton) pair on the first sample_clip with them, and rebinds when given other
-/// bytes or another skeleton. Binding allocates (a few KB per 64 joints, and the tables); sampling
-/// a bound context does not.
+/// (clip bytes, skeleton) pair on the first compressed_sampling_job::run with them, and rebinds
+/// when given other bytes, another skeleton object, or one whose joint or morph weight count
+/// changed. Binding allocates (a few KB per 64 joints, and the tables); sampling a bound context
+/// does not. After changing a bound skeleton's parents, names or bind pose in place, call reset():
+/// until then the results are unspecified (but memory-safe).
 class compressed_sampling_context {
 public:
     compressed_sampling_context() = default;
@@ -261,7 +263,7 @@ public:
     compressed_sampling_context(compressed_sampling_context&&) noexcept = default;
     compressed_sampling_context& operator=(compressed_sampling_context&&) noexcept = default;
 
-    /// Forgets the binding; the next sample_clip rebinds.
+    /// Forgets the binding; the next compressed_sampling_job::run rebinds.
     void reset() noexcept { data_ = nullptr; skeleton_ = nullptr; }
 
 private:
@@ -304,24 +306,47 @@ private:
     impl::aligned_floats compact_, rotations_;
 };
 
-/// Samples every joint of `c` at `time` (ticks, used as given: wrap it first with clip_time for
-/// looping; ends clamp, NaN samples the start) into `out`, resized to s.size() (no allocation once
-/// it has that size), with the morph weights (local_pose::morph_weights). The same shape as
-/// sample_clip for plain clips.
+/// Samples every joint of a compressed clip at one time into a local pose (translation, rotation,
+/// scale and morph weights) straight from its bits, through the caller's
+/// compressed_sampling_context: sampling_job for compressed clips, with the same members. The job
+/// contract (docs/jobs.md): inputs and caller-owned outputs, validate() names the first bad
+/// element, run() checks what keeps it inside memory and writes nothing when that fails.
 ///
-/// Per joint and component: a component the compressed clip does not store is the bind pose's
-/// (exactly); a constant one its stored value (exactly); a varying one the interpolation of the
-/// two samples around `time` (translation and scale lerp, rotation nlerp; step tracks hold the
-/// earlier sample), exactly the sample at a sample's time. Within the clip's bound of the source
-/// clip's sample_clip (compressed_clip::stats). The SIMD paths (AVX-512, AVX2, SSE2) equal the
-/// scalar one (KEYBLEND_NO_INTRINSICS) to within 2e-6 per component of unit-size values (FMA
-/// contraction and the order of a sum).
+/// Per joint, per component, the result at `time` (ticks, used as given: wrap it first with
+/// clip_time for looping; ends clamp, NaN samples the start):
+/// - a component the compressed clip does not store: the bind pose's (skeleton::bind_transforms,
+///   bind_morph_weights), exactly;
+/// - a constant one: its stored value, exactly;
+/// - a varying one: the interpolation of the two samples around `time` (translation, scale and
+///   morph weights lerp, rotation nlerp; step tracks hold the earlier sample); at a sample's time,
+///   that sample exactly.
+/// Within the clip's bound (compressed_clip::stats) of sampling_job on the source clip. The SIMD
+/// paths (AVX-512, AVX2, SSE2) equal the scalar one (KEYBLEND_NO_INTRINSICS) to within 2e-6 per
+/// component of unit-size values (FMA contraction and the order of a sum).
 ///
-/// Errors (nothing is written): errc::invalid_argument for an empty clip; errc::size_mismatch
-/// when the skeleton is not the one the clip was compressed for (its joint count, parents, names
-/// or bind pose differ). Never allocates once the context is bound.
-inline status sample_clip(const compressed_clip& c, const skeleton& s, float time,
-                          compressed_sampling_context& context, local_pose& out);
+/// `output` is resized to skeleton->size() joints and skeleton->morph_weight_total() morph
+/// weights (no allocation once it has them). Binding the context allocates; sampling a bound
+/// context does not. The cost does not depend on the clip's length or the direction of playback.
+///
+/// Errors (nothing is written):
+/// - run: errc::invalid_argument for a null clip, skeleton, context or output, or an empty clip;
+///   errc::size_mismatch when the skeleton is not the one the clip was compressed for (its joint
+///   count, parents, names, bind pose or morph weights differ), checked when the context binds.
+/// - validate: the same, the skeleton checked every time (O(joints)). The clip's bytes were
+///   validated when it was made (compress_job, compressed_clip::view or copy), so a job that
+///   passes validate() never makes run() fail.
+struct compressed_sampling_job {
+    const compressed_clip* clip = nullptr;
+    const keyblend::skeleton* skeleton = nullptr;
+    /// Ticks of the clip.
+    float time = 0.0f;
+    /// One per playing instance (a character playing a clip); bound on first use.
+    compressed_sampling_context* context = nullptr;
+    local_pose* output = nullptr;
+
+    status validate() const;
+    KEYBLEND_JOB_ABI status run() const;
+};
 
 /// The error of a compressed clip against its source, measured as compress_job measures it, at
 /// every 1 / rate_hz seconds of [0, duration] and at the end. Used by tests, tools and benchmarks
@@ -334,8 +359,8 @@ struct error_measurement {
     std::size_t checks = 0;
 };
 /// `shell_distance` > 0 for every joint (or per joint: `joint_shell`, one per joint, 0 for
-/// shell_distance); an additive clip is measured on `additive_base`. Errors: sample_clip's and
-/// validate_clip's; errc::invalid_argument for a non-positive shell or rate.
+/// shell_distance); an additive clip is measured on `additive_base`. Errors: the sampling jobs'
+/// and validate_clip's; errc::invalid_argument for a non-positive shell or rate.
 inline result<error_measurement> measure_error(const clip& source, const compressed_clip& compressed,
                                                const skeleton& s, float shell_distance, float rate_hz = 60.0f,
                                                span<const float> joint_shell = {},

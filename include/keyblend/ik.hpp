@@ -23,7 +23,7 @@
 // buffers, and check their inputs in validate(), which run() calls first.
 //
 // Space. `target` and `pole_vector` are in the space of the model matrices given (model space, or
-// world space when local_to_model had a root transform). The corrections are computed in that
+// world space when local_to_model_job had a root transform). The corrections are computed in that
 // space from the joints' positions and turned into each joint's own frame through its model
 // matrix, which is exact when the joints' model matrices are a rotation times a uniform scale
 // (mirrored ones included), the case of every rig seen in .X files; under non-uniform scale the

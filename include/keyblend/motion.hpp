@@ -18,7 +18,8 @@
 //     keyblend::motion_cursor cursor;                       // one per playing instance
 //     const keyblend::rigid_transform step = keyblend::motion_between(walk, last_ticks, ticks, cursor);
 //     character = keyblend::compose(character, step);       // the character's placement in the world
-//     keyblend::local_to_model(skeleton, in_place_pose, model, keyblend::to_matrix(character));
+//     hierarchy.input = &in_place_pose;  hierarchy.root = keyblend::to_matrix(character);
+//     hierarchy.run();                                      // (a local_to_model_job)
 //
 // Drawn with the in-place pose under `character`, the result is the original animation, placed
 // where the character has got to. The player does this for every playing set and blends the
@@ -122,7 +123,7 @@ struct root_motion_options {
 ///
 /// The root's channel is rewritten with translation and rotation keys at every key time of the
 /// clip (its scale track is kept; a matrix channel is first split into translation, rotation and
-/// scale keys, which sample_clip interpolates the same way); each keeps its track's interpolation
+/// scale keys, which sampling_job interpolates the same way); each keeps its track's interpolation
 /// mode (linear when the track was absent). The motion tracks are keyed at the same times,
 /// translation lerped, rotation slerped. A clip that does not animate the root's translation or
 /// rotation is left as it is, with no motion (empty tracks: the identity).

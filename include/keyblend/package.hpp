@@ -92,7 +92,7 @@ struct package_mesh {
     /// The skin (io::mesh_skin): k influences per vertex (0: not skinned), each a palette index
     /// (< bone_count) in 8 bits when the mesh has at most 256 bones, else 16 (one of
     /// joints8 / joints16 is given), and a weight. Bone b follows joint bone_joints[b] with offset
-    /// bone_offsets[b] (build_palette's joint_of_bone and offset).
+    /// bone_offsets[b] (skin_bone's joint and offset: skin_bones() gives them to palette_job).
     std::size_t influences = 0;
     strided_span<const std::uint8_t> joints8{};
     strided_span<const std::uint16_t> joints16{};
@@ -107,6 +107,10 @@ struct package_mesh {
 
     bool is_skinned() const noexcept { return bone_count != 0; }
     std::string_view bone_name(std::size_t b) const;
+    /// The bones as palette_job takes them (bone_count of them: name, joint, offset). Allocates
+    /// (skin_bone holds its name as a std::string): once per mesh when the package is opened, not
+    /// per frame.
+    std::vector<skin_bone> skin_bones() const;
     package_material material(std::size_t i) const;
     package_morph_target morph_target(std::size_t i) const;
     /// The mesh as an io::mesh (copies everything; for tools).

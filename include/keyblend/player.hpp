@@ -16,7 +16,7 @@
 // - Playing one set (animated-object-class.zh.txt): set_animation(name, start), then
 //   update_animation(time) each frame, is_complete(time) to know when a non-looping set has ended;
 //   plus fade_to(name, time, duration) for a crossfade the classic code did not have. Playing samples in
-//   TRS space (sample_clip, per-set sampling contexts) and crossfades with a blend_job, so bones
+//   TRS space (sampling_job, per-set sampling contexts) and crossfades with a blend_job, so bones
 //   stay rigid during a fade; matrix-keyed sets are therefore interpolated decomposed here, where
 //   blend() lerps them element-wise as the classic code does (both agree at key times).
 //

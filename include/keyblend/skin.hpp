@@ -7,7 +7,7 @@
 // has an offset matrix (the .X SkinWeights' matrixOffset, the inverse of the joint's bind model
 // matrix as the mesh was bound). Per frame:
 //
-//     palette[b] = model[joint_of_bone[b]] * offset[b]               build_palette
+//     palette[b] = model[joint_of_bone[b]] * offset[b]               palette_job
 //     v' = sum over the vertex's influences i of weight_i * palette[joint_i] * v    skinning_job
 //
 // which is the classic UpdateSkinnedMesh, written vertex-major (each vertex blends its matrices

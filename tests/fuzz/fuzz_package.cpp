@@ -37,12 +37,17 @@ void use(const keyblend::package& p) {
         require(!c.empty() && c.joint_count() == p.joint_count());
         (void)c.extras();
         if (!s) continue;
-        keyblend::compressed_sampling_context forward, random;
+        keyblend::compressed_sampling_context forward_context, random_context;
         keyblend::local_pose pose;
+        keyblend::compressed_sampling_job forward{&c, &*s, 0.0f, &forward_context, &pose};
+        keyblend::compressed_sampling_job random = forward;
+        random.context = &random_context;
+        require(static_cast<bool>(forward.validate()));
         const float d = c.duration();
         for (float t : {-1.0f, 0.0f, 0.37f * d, 0.5f * d, d, 2.0f * d, 1e30f, -1e30f}) {
-            require(static_cast<bool>(keyblend::sample_clip(c, *s, t, random, pose)));
-            require(static_cast<bool>(keyblend::sample_clip(c, *s, t, forward, pose)));
+            forward.time = random.time = t;
+            require(static_cast<bool>(random.run()));
+            require(static_cast<bool>(forward.run()));
         }
         for (std::size_t j = 0; j < pose.size(); ++j) {
             const keyblend::transform x = pose.get(j);

@@ -8,7 +8,7 @@
 // preceded (directly, or with blank lines between) by an HTML comment that the rendered page does
 // not show, saying how to build it:
 //
-//     <!-- snippet [run | compile] [host | d3d9] [scope] [assimp]
+//     <!-- snippet [run | compile] [host | d3d9] [scope] [assimp | gltf]
 //     context lines: declarations the snippet uses, with values when it runs
 //     -->
 //
@@ -19,6 +19,9 @@
 // - scope: the snippet is namespace-scope code (types, functions) rather than statements.
 // - assimp: the snippet needs keyblend::assimp: compiled (and run) only where the build defines
 //   KEYBLEND_SNIPPETS_ASSIMP (it does when it has the adapter; CI always has it).
+// - gltf: the snippet needs keyblend::gltf (a compiled library: even a compile-only snippet must
+//   link, since an unoptimised build emits its function): compiled (and run) only where the build
+//   links keyblend::gltf and defines KEYBLEND_SNIPPETS_GLTF.
 // A snippet without such a comment is an error: the pages and their tests cannot drift apart. A
 // page without snippets is fine; no snippet in any page is an error (a wrong list of pages).
 // `#include` lines are hoisted to the top of the unit; `#line` directives map every snippet line
@@ -44,7 +47,7 @@ struct snippet {
     bool run = true;
     bool d3d9 = false;
     bool scope = false;
-    bool assimp = false; // needs keyblend::assimp: compiled where KEYBLEND_SNIPPETS_ASSIMP is defined
+    std::string needs;   // the macro the build defines when it has the library the snippet needs, or ""
     std::vector<std::string> context;
     std::vector<std::string> code;
 };
@@ -98,7 +101,9 @@ bool write_unit(const std::string& path, const std::vector<snippet>& all, bool d
     for (const snippet& s : all) {
         if (s.d3d9 != d3d9) continue;
         ++count;
-        if (s.assimp) includes << "#if defined(KEYBLEND_SNIPPETS_ASSIMP)\n";
+        const std::string open_guard = s.needs.empty() ? "" : "#if defined(" + s.needs + ")\n";
+        const std::string close_guard = s.needs.empty() ? "" : "#endif\n";
+        includes << open_guard;
         auto hoist = [&](const std::vector<std::string>& from, int first_line) {
             for (std::size_t l = 0; l < from.size(); ++l) {
                 const std::string& line = from[l];
@@ -110,8 +115,8 @@ bool write_unit(const std::string& path, const std::vector<snippet>& all, bool d
         };
         hoist(s.context, s.context_line);
         hoist(s.code, s.first_line);
-        if (s.assimp) includes << "#endif\n";
-        if (s.assimp) bodies << "#if defined(KEYBLEND_SNIPPETS_ASSIMP)\n";
+        includes << close_guard;
+        bodies << open_guard;
         if (s.scope)
             bodies << "namespace " << s.name << " {\n";
         else
@@ -125,13 +130,13 @@ bool write_unit(const std::string& path, const std::vector<snippet>& all, bool d
         for (const std::string& line : s.code)
             bodies << (starts_with(trim(line), "#include") ? "" : line) << '\n';
         bodies << (s.scope ? "} // namespace " + s.name : "}") << "\n";
-        if (s.assimp) bodies << "#endif\n";
+        bodies << close_guard;
         bodies << "\n";
         if (s.run && !s.scope) {
-            if (s.assimp) calls << "#if defined(KEYBLEND_SNIPPETS_ASSIMP)\n";
+            calls << open_guard;
             calls << "    std::printf(\"" << page_label(s.page) << " snippet " << s.rank << " (line "
                   << s.first_line << ")\\n\");\n    " << s.name << "();\n";
-            if (s.assimp) calls << "#endif\n";
+            calls << close_guard;
         }
     }
     std::ofstream out(path);
@@ -171,7 +176,8 @@ bool read_page(const std::string& page, std::vector<snippet>& all) {
                 else if (w == "host") pending.d3d9 = false;
                 else if (w == "d3d9") pending.d3d9 = true;
                 else if (w == "scope") pending.scope = true;
-                else if (w == "assimp") pending.assimp = true;
+                else if (w == "assimp") pending.needs = "KEYBLEND_SNIPPETS_ASSIMP";
+                else if (w == "gltf") pending.needs = "KEYBLEND_SNIPPETS_GLTF";
                 else {
                     std::fprintf(stderr, "%s:%d: unknown snippet option '%s'\n", page.c_str(), number, w.c_str());
                     return false;

@@ -14,7 +14,7 @@
 
 namespace keyblend {
 
-class clip;
+struct clip;
 class skeleton;
 struct channel;
 

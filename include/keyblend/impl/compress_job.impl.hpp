@@ -8,7 +8,7 @@
 // 1. The timeline: spans between discontinuities (cuts, step keys off the key grid), each
 //    sampled uniformly at the key rate (or resample_rate), both ends included (a span's last
 //    sample is the value just before the next span starts).
-// 2. The reference: sample_clip at every sample, and at every check time (samples, midpoints,
+// 2. The reference: sampling_job at every sample, and at every check time (samples, midpoints,
 //    every 1 / check_rate s, the end) the model matrices, from which each joint's lever (how far
 //    its children's virtual vertices reach) and its parent's scale follow. Spans whose plain
 //    interpolation of the samples misses the reference by more than half the precision are
@@ -250,6 +250,8 @@ struct compressor {
     void sample_reference() {
         sampling_context ctx;
         local_pose pose;
+        // (compress_job::run validated the clip: the job cannot fail.)
+        sampling_job source{&c, &s, 0.0f, &ctx, &pose};
         const std::uint32_t n = spans.back().first + spans.back().count;
         sample_time.resize(n);
         raw.resize(std::size_t(n) * J);
@@ -259,7 +261,8 @@ struct compressor {
                 const std::uint32_t g = spans[i].first + k;
                 if (k == 0 && i > 0 && g < spans[i - 1].first + spans[i - 1].count) continue; // (shared)
                 sample_time[g] = sample_time_of(i, k);
-                (void)sample_clip(c, s, sample_time[g], ctx, pose);
+                source.time = sample_time[g];
+                (void)source.run();
                 for (std::size_t j = 0; j < J; ++j) raw[g * J + j] = pose.get(j);
                 for (std::size_t w = 0; w < W; ++w) raw_w[g * W + w] = pose.morph_weights()[w];
             }
@@ -292,7 +295,8 @@ struct compressor {
         std::vector<transform> local(J);
         for (std::size_t i = 0; i < times.size(); ++i) {
             check_pos[i] = locate(times[i]);
-            (void)sample_clip(c, s, times[i], ctx, pose);
+            source.time = times[i];
+            (void)source.run();
             for (std::size_t j = 0; j < J; ++j) local[j] = pose.get(j);
             model_of(local.data(), ref_model.data() + i * J);
             for (std::size_t w = 0; w < W; ++w) ref_w[i * W + w] = pose.morph_weights()[w];
@@ -1248,7 +1252,7 @@ struct compressor {
             if (worst > 1e-4f)
                 notes.push_back("joint " + std::to_string(ch.joint) + " '" + s.name(ch.joint) +
                                 "': its matrix keys have shear (up to " + float_to_string(worst, 3) +
-                                " of the axes' length), which a TRS pose cannot hold: compressed as TRS, as sample_clip "
+                                " of the axes' length), which a TRS pose cannot hold: compressed as TRS, as sampling_job "
                                 "samples it");
         }
     }
@@ -1362,6 +1366,8 @@ inline result<error_measurement> measure_error(const clip& source, const compres
     sampling_context ref_ctx;
     compressed_sampling_context ctx;
     local_pose a, b;
+    sampling_job reference{&source, &s, 0.0f, &ref_ctx, &a};
+    compressed_sampling_job sampled{&compressed, &s, 0.0f, &ctx, &b};
     std::vector<glm::mat4> ma(s.size()), mb(s.size());
     const double end = static_cast<double>(std::max(compressed.duration(), 0.0f));
     const double step = static_cast<double>(compressed.ticks_per_second()) / static_cast<double>(rate_hz);
@@ -1380,8 +1386,9 @@ inline result<error_measurement> measure_error(const clip& source, const compres
         const bool last = !(t < end);
         if (last) t = end;
         const float tick = static_cast<float>(t);
-        if (status st1 = sample_clip(source, s, tick, ref_ctx, a); !st1) return st1.error();
-        if (status st2 = sample_clip(compressed, s, tick, ctx, b); !st2) return st2.error();
+        reference.time = sampled.time = tick;
+        if (status st1 = reference.run(); !st1) return st1.error();
+        if (status st2 = sampled.run(); !st2) return st2.error();
         model_of(a, ma);
         model_of(b, mb);
         std::size_t j = error::no_index;

@@ -35,7 +35,10 @@ struct compressed_sampler {
     /// their tails stay inside them.
     static std::size_t padded_length(std::size_t n) { return (n + 15) / 16 * 16 + 16; }
 
-    static status bind(context& c, const compressed_clip& clip, const skeleton& s) {
+    /// What sampling `clip` with `s` requires of them: a clip, compressed for that skeleton.
+    static status check(const compressed_clip& clip, const skeleton& s) {
+        if (clip.empty())
+            return make_error(errc::invalid_argument, "compressed_sampling_job: the compressed clip is empty");
         const cc::clip_layout& l = clip.layout_;
         if (l.h.joint_count != s.size() || l.h.morph_weight_total != s.morph_weight_total() ||
             l.h.skeleton_hash != skeleton_fingerprint(s))
@@ -44,7 +47,15 @@ struct compressed_sampler {
                                   std::to_string(l.h.joint_count) + " joints, " + std::to_string(l.h.morph_weight_total) +
                                   " morph weights; this one has " + std::to_string(s.size()) + " and " +
                                   std::to_string(s.morph_weight_total()) +
-                                  (l.h.joint_count == s.size() ? ", and differs in parents, names or bind pose)" : ")"));
+                                  (l.h.joint_count == s.size() && l.h.morph_weight_total == s.morph_weight_total()
+                                       ? ", and differs in parents, names, bind pose or morph weights)"
+                                       : ")"));
+        return {};
+    }
+
+    static status bind(context& c, const compressed_clip& clip, const skeleton& s) {
+        const cc::clip_layout& l = clip.layout_;
+        if (status st = check(clip, s); !st) return st;
         c.data_ = clip.data_;
         c.skeleton_ = &s;
         c.layout_ = l;
@@ -448,12 +459,12 @@ struct compressed_sampler {
         vector_group(7, at[2]);
     }
 
-    /// The whole sample_clip, decoding on Wide lanes and interpolating on Wide lanes with a
-    /// Narrow tail (the pose's streams are padded to Narrow's width).
+    /// The whole compressed_sampling_job::run after its null checks, decoding on Wide lanes and
+    /// interpolating on Wide lanes with a Narrow tail (the pose's streams are padded to Narrow's
+    /// width).
     template <class Wide, class Narrow = Wide>
     static status sample(const compressed_clip& clip, const skeleton& s, float time, context& c, local_pose& out) {
-        if (clip.empty()) return make_error(errc::invalid_argument, "sample_clip: the compressed clip is empty");
-        if (!is_bound(c, clip, s))
+        if (!is_bound(c, clip, s)) // (never for an empty clip: bind's check reports it)
             if (status st = bind(c, clip, s); !st) {
                 c.reset();
                 return st;
@@ -481,7 +492,7 @@ struct compressed_sampler {
         lanes::for_each_lanes<Wide, Narrow>(0, c.padded_, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
             interpolate<decltype(lane)>(c, a, b, alpha, i, out);
         });
-        out.resize_morph_weights(c.weights_);
+        if (out.morph_weights().size() != c.weights_) out.set_morph_layout(s);
         if (c.weights_) {
             const std::size_t base = stream_count * c.capacity_;
             const float* steps = c.steps_.get() + 3 * c.capacity_;
@@ -554,9 +565,28 @@ inline compressed_sampling_context& compressed_sampling_context::operator=(const
     return *this;
 }
 
-inline status sample_clip(const compressed_clip& c, const skeleton& s, float time,
-                          compressed_sampling_context& context, local_pose& out) {
-    return impl::compressed_sampler::sample<impl::lanes::widest, impl::lanes::native>(c, s, time, context, out);
+namespace impl {
+/// The null checks of compressed_sampling_job (validate and run).
+inline status check_job(const compressed_sampling_job& job) {
+    if (!job.clip || !job.skeleton || !job.context || !job.output)
+        return make_error(errc::invalid_argument, std::string("compressed_sampling_job: no ") +
+                                                      (!job.clip       ? "clip"
+                                                       : !job.skeleton ? "skeleton"
+                                                       : !job.context  ? "sampling context"
+                                                                       : "output pose"));
+    return {};
+}
+} // namespace impl
+
+inline status compressed_sampling_job::validate() const {
+    if (status st = impl::check_job(*this); !st) return st;
+    return impl::compressed_sampler::check(*clip, *skeleton);
+}
+
+inline status compressed_sampling_job::run() const {
+    if (status st = impl::check_job(*this); !st) return st;
+    return impl::compressed_sampler::sample<impl::lanes::widest, impl::lanes::native>(*clip, *skeleton, time, *context,
+                                                                                      *output);
 }
 
 } // namespace keyblend

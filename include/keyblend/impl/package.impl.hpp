@@ -538,6 +538,13 @@ inline package_morph_target package_mesh::morph_target(std::size_t i) const {
     return out;
 }
 
+inline std::vector<skin_bone> package_mesh::skin_bones() const {
+    std::vector<skin_bone> out;
+    out.reserve(bone_count);
+    for (std::size_t b = 0; b < bone_count; ++b) out.push_back({std::string(bone_name(b)), bone_joints[b], bone_offsets[b]});
+    return out;
+}
+
 inline io::mesh package_mesh::to_mesh() const {
     io::mesh out;
     out.name = std::string(name);
@@ -558,7 +565,7 @@ inline io::mesh package_mesh::to_mesh() const {
         out.materials.push_back({std::string(m.name), m.diffuse, m.power, m.specular, m.emissive, std::string(m.texture_file)});
     }
     out.triangle_materials.assign(triangle_materials.begin(), triangle_materials.end());
-    for (std::size_t b = 0; b < bone_count; ++b) out.skin.bones.push_back({std::string(bone_name(b)), bone_joints[b], bone_offsets[b]});
+    out.skin.bones = skin_bones();
     out.skin.influences_per_vertex = influences;
     for (std::size_t v = 0; v < vertex_count && influences; ++v)
         for (std::size_t k = 0; k < influences; ++k) {
