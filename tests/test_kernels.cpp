@@ -83,7 +83,7 @@ std::vector<glm::mat4> run_frame(const frame_inputs& in, float time) {
 
 TEST_CASE("compiled kernels: every job runs on the chosen instruction set, within the scalar reference's tolerance") {
     const simd_isa chosen = kernel_isa();
-    MESSAGE("the compiled kernels run " << to_string(chosen));
+    MESSAGE("the compiled kernels run " << std::string(to_string(chosen)));
     REQUIRE(kernel_isa_supported(chosen));
     CHECK(kernel_isa_supported(simd_isa::scalar));
     const frame_inputs in;
