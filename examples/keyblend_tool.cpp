@@ -7,6 +7,8 @@
 //   keyblend render FILE [--set NAME | --blend NAME:WEIGHT ...] [--from T0] [--to T1]
 //                   [--frames N] [--size WxH] [--bones] [--strict] [--importer ...] --out FILE
 //   keyblend pack FILE -o OUT [--precision P] [--shell S] [--strict] [--importer ...]
+//   keyblend convert FILE... (-o OUT.glb|OUT.gltf | --out-dir DIR [--format glb|gltf])
+//                    [--handedness left|right] [--progress] [--strict] [--importer ...]
 //   assimp limits: [--max-memory MIB] [--max-seconds S]
 //
 // .X, BVH, .gltf and .glb files go through keyblend's own loaders, every other format (and these
@@ -14,7 +16,8 @@
 // process of its own with limits (tool_isolate.cpp): assimp's importers are not hardened.
 // Packages (keyblend pack's output) are read in place (tool_pack.cpp).
 //
-// Exit codes: 0 done; 1 the file cannot be read or is malformed (or the output cannot be written);
+// Exit codes: 0 done; 1 the file cannot be read or is malformed (or the output cannot be written;
+// for convert: any input failed, the others still written);
 // 2 the command line is wrong (including a set name the file does not have).
 //
 // Copy this into a project: it needs keyblend::io, keyblend::gltf, nlohmann-json, libpng, giflib,
@@ -58,6 +61,8 @@ const char* const usage_text =
     "                  [--frames N] [--size WxH] [--bones] [--progress] [--strict]\n"
     "                  [--importer keyblend|assimp] --out FILE.png|FILE.gif\n"
     "  keyblend pack FILE -o OUT [--precision P] [--shell S] [--strict] [--importer keyblend|assimp]\n"
+    "  keyblend convert FILE... (-o OUT.glb|OUT.gltf | --out-dir DIR [--format glb|gltf])\n"
+    "                   [--handedness left|right] [--progress] [--strict] [--importer keyblend|assimp]\n"
     "  each also takes [--max-memory MIB] [--max-seconds S] for assimp's imports\n"
     "\n"
     "info   format, float size, frames and hierarchy, meshes, animation sets; for .X and BVH\n"
@@ -84,6 +89,14 @@ const char* const usage_text =
     "       to 0.01 cm and 3 cm of a model 1.8 m tall (its bind-pose skinned mesh's largest\n"
     "       extent, or its joints', taken as 180 cm). Prints each set's sizes and error; exit 1\n"
     "       when a set could not be kept within P\n"
+    "convert writes each FILE as glTF 2.0 (docs/gltf.md, \"Writing glTF\"): -o names the output of\n"
+    "       one FILE (.glb, or .gltf with a .bin beside it); --out-dir writes DIR/NAME.glb (or\n"
+    "       .gltf with --format gltf) for each. .X files are left-handed and written mirrored\n"
+    "       (z negated, triangles wound the other way) so that they look the same in glTF\n"
+    "       viewers; other inputs are taken as right-handed (--handedness overrides). Prints a\n"
+    "       line per file (what was written; how many problems the load and the write repaired\n"
+    "       or dropped, each listed) and a progress line per file on a terminal (--progress:\n"
+    "       always); exit 1 when any file failed, the others still written\n"
     "--json      print JSON instead of text\n"
     "--strict    refuse a file with any problem the default load repairs or drops (the first\n"
     "            problem is the error); without it, a damaged file loads as far as it can be\n"
@@ -146,8 +159,9 @@ options parse_command_line(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) throw usage_error{"no command"};
     o.command = args[0];
-    if (o.command != "info" && o.command != "pose" && o.command != "render" && o.command != "pack")
-        throw usage_error{"unknown command '" + o.command + "' (info, pose, render or pack)"};
+    if (o.command != "info" && o.command != "pose" && o.command != "render" && o.command != "pack" &&
+        o.command != "convert")
+        throw usage_error{"unknown command '" + o.command + "' (info, pose, render, pack or convert)"};
     const bool posing = o.command == "pose" || o.command == "render";
     const auto value_of = [&](std::size_t& i) -> const std::string& {
         if (i + 1 >= args.size()) throw usage_error{args[i] + " needs a value"};
@@ -225,9 +239,10 @@ options parse_command_line(int argc, char** argv) {
             o.height = static_cast<int>(*h);
         } else if (o.command == "render" && a == "--bones") {
             o.bones = true;
-        } else if (o.command == "render" && a == "--progress") {
+        } else if ((o.command == "render" || o.command == "convert") && a == "--progress") {
             o.progress = true;
-        } else if ((o.command == "render" && a == "--out") || (o.command == "pack" && (a == "-o" || a == "--out"))) {
+        } else if ((o.command == "render" && a == "--out") ||
+                   ((o.command == "pack" || o.command == "convert") && (a == "-o" || a == "--out"))) {
             if (!o.out.empty()) throw usage_error{"give one " + a};
             o.out = value_of(i);
         } else if (o.command == "pack" && (a == "--precision" || a == "--shell")) {
@@ -235,8 +250,22 @@ options parse_command_line(int argc, char** argv) {
             if (v) throw usage_error{"give one " + a};
             v = number_of(i);
             if (!(*v > 0.0) || *v > 3.0e38) throw usage_error{a + " takes a length > 0 (model units), not '" + args[i] + "'"};
+        } else if (o.command == "convert" && a == "--out-dir") {
+            if (!o.out_dir.empty()) throw usage_error{"give one --out-dir"};
+            o.out_dir = value_of(i);
+        } else if (o.command == "convert" && a == "--format") {
+            o.format = value_of(i);
+            if (o.format != "glb" && o.format != "gltf") throw usage_error{"--format takes glb or gltf, not '" + o.format + "'"};
+        } else if (o.command == "convert" && a == "--handedness") {
+            if (o.handedness) throw usage_error{"give one --handedness"};
+            o.handedness = value_of(i);
+            if (*o.handedness != "left" && *o.handedness != "right")
+                throw usage_error{"--handedness takes left or right, not '" + *o.handedness + "'"};
         } else if (a.size() > 1 && a[0] == '-') {
             throw usage_error{"unknown option '" + a + "' for " + o.command};
+        } else if (o.command == "convert") {
+            o.inputs.push_back(a);
+            if (o.file.empty()) o.file = a;
         } else if (o.file.empty()) {
             o.file = a;
         } else {
@@ -245,6 +274,16 @@ options parse_command_line(int argc, char** argv) {
     }
     if (o.file.empty()) throw usage_error{o.command + " needs a FILE"};
     if (o.command == "pack" && o.out.empty()) throw usage_error{"pack needs -o OUT"};
+    if (o.command == "convert") {
+        if (o.out.empty() == o.out_dir.empty()) throw usage_error{"convert needs either -o OUT or --out-dir DIR"};
+        if (!o.out.empty()) {
+            if (o.inputs.size() > 1) throw usage_error{"-o names one output: give --out-dir DIR for several FILEs"};
+            std::string ext = o.out.substr(o.out.rfind('.') == std::string::npos ? o.out.size() : o.out.rfind('.'));
+            for (char& c : ext) c = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+            if (ext != ".glb" && ext != ".gltf")
+                throw usage_error{"-o names a .glb or a .gltf file, not '" + o.out + "'"};
+        }
+    }
     if (o.command == "pose") {
         if (!o.tick && !o.seconds) throw usage_error{"pose needs --tick T or --time SECONDS"};
         if (o.vertices && !o.json) throw usage_error{"--vertices goes with --json"};
@@ -641,6 +680,8 @@ bool load_gltf(const options& o, keyblend::io::parse_mode mode, tool::model& m, 
 
 namespace tool {
 
+bool is_left_handed(const model& m) { return m.x != nullptr; }
+
 bool reads_with_assimp(const options& o) {
 #ifdef KEYBLEND_TOOL_ASSIMP
     return o.from == importer::assimp || (o.from == importer::automatic && format_of(o.file) == own_format::other);
@@ -705,7 +746,8 @@ std::unique_ptr<model> load_model(const options& o) {
         for (const keyblend::io::xfile_animation_set& set : m->x->animation_sets) m->clips.push_back(&set.clip);
         m->warnings.assign(m->x->warnings.begin(), m->x->warnings.end());
     }
-    if (o.command != "info" || (!m->x && !m->b && !m->g)) // info lists keyblend's loaders' warnings in its report
+    // (info lists keyblend's loaders' warnings in its report, convert in its summary)
+    if ((o.command != "info" || (!m->x && !m->b && !m->g)) && o.command != "convert")
         for (const keyblend::error& w : m->warnings)
             std::fprintf(stderr, "keyblend: warning: %s\n", w.message.c_str());
     return m;
@@ -824,5 +866,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "keyblend: %s\n\n%s", e.message.c_str(), usage_text);
         return exit_usage;
     }
+    if (o.command == "convert") return tool::convert(o); // (each input isolated as it needs)
     return tool::reads_with_assimp(o) ? tool::run_isolated(o, run_command) : run_command(o);
 }

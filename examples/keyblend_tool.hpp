@@ -1,7 +1,7 @@
 // keyblend — the command-line tool's shared parts: its options, a loaded model (from keyblend's
 // .X, BVH or glTF loaders, assimp, or a package, one place), and the pose of the skeleton at a time.
 // keyblend_tool.cpp has main, `info` and `pose`; tool_render.cpp has `render`; tool_pack.cpp has
-// `pack` and packages as input.
+// `pack` and packages as input; tool_convert.cpp has `convert`.
 //
 // SPDX-License-Identifier: MIT
 #pragma once
@@ -61,6 +61,12 @@ struct options {
     double max_seconds = 10.0;
     // pack
     std::optional<double> precision, shell;
+    // convert: every input (`file` is the first, or the one being converted), -o or --out-dir,
+    // --format glb|gltf (with --out-dir), --handedness left|right (default: by the input's format)
+    std::vector<std::string> inputs;
+    std::string out_dir;
+    std::string format = "glb";
+    std::optional<std::string> handedness;
 };
 
 /// A file loaded by either importer. The object is not copied or moved once loaded (it is
@@ -112,6 +118,12 @@ struct model {
         return n;
     }
 };
+
+/// True when the model's coordinates are left-handed: a .X file read by keyblend's loader (assimp
+/// mirrors .X files into its right-handed space; glTF, BVH and packages are taken as
+/// right-handed). render draws such a model mirrored along z, and convert writes it so, so that
+/// both show it as Direct3D did.
+bool is_left_handed(const model& m);
 
 /// Loads o.file with the importer o.from chooses: unless --importer assimp, keyblend's .X loader
 /// for files that start with an .X header (`xof `), its glTF loader for .gltf / .glb files (by their
@@ -189,6 +201,14 @@ keyblend::status compressed_local_matrices(const keyblend::compressed_clip& c, c
 /// The model's height: the largest extent of its bind-pose skinned meshes (of its joints when it
 /// has none); 1 cm-eq is a 180th of it.
 double model_height(const model& m);
+/// The model's meshes as io::meshes, for the writers (write_package, gltf::write): the loaders'
+/// own where they are io::meshes, otherwise copies of the members they share, kept in `copies`.
+std::vector<const keyblend::io::mesh*> io_meshes(const model& m, std::vector<keyblend::io::mesh>& copies);
+
+/// `keyblend convert`: see tool_convert.cpp. Loads each input (through run_isolated where assimp
+/// reads it) and writes it as glTF; returns 1 when any input failed, the others still written.
+int convert(const options& o);
+
 /// `keyblend pack` and `keyblend info` on a package.
 int pack(const options& o, const model& m);
 int info_package(const options& o, const model& m);

@@ -44,6 +44,22 @@ double seconds(float ticks, float ticks_per_second) { return double(ticks) / dou
 
 } // namespace
 
+std::vector<const keyblend::io::mesh*> io_meshes(const model& m, std::vector<keyblend::io::mesh>& copies) {
+    // The loaders' io::meshes as they are; others copied (reserved: their addresses stay).
+    std::vector<const keyblend::io::mesh*> meshes;
+    copies.clear();
+    copies.reserve(m.mesh_count());
+    m.for_each_mesh([&](const auto& mesh) {
+        if constexpr (std::is_base_of_v<keyblend::io::mesh, std::decay_t<decltype(mesh)>>) {
+            meshes.push_back(&mesh);
+        } else {
+            copies.push_back(to_io_mesh(mesh));
+            meshes.push_back(&copies.back());
+        }
+    });
+    return meshes;
+}
+
 double model_height(const model& m) {
     const keyblend::skeleton& s = *m.skeleton;
     glm::dvec3 lo(INFINITY), hi(-INFINITY);
@@ -157,17 +173,8 @@ int pack(const options& o, const model& m) {
     in.settings = settings;
     std::vector<keyblend::compression_report> reports;
     in.reports = &reports;
-    // The loaders' io::meshes as they are; others copied (reserved: their addresses stay).
     std::vector<keyblend::io::mesh> copies;
-    copies.reserve(m.mesh_count());
-    m.for_each_mesh([&](const auto& mesh) {
-        if constexpr (std::is_base_of_v<keyblend::io::mesh, std::decay_t<decltype(mesh)>>) {
-            in.meshes.push_back(&mesh);
-        } else {
-            copies.push_back(to_io_mesh(mesh));
-            in.meshes.push_back(&copies.back());
-        }
-    });
+    in.meshes = io_meshes(m, copies);
     const keyblend::result<std::vector<unsigned char>> bytes = keyblend::write_package(in);
     if (!bytes) {
         std::fprintf(stderr, "keyblend: %s: %s\n", o.file.c_str(), bytes.error().message.c_str());

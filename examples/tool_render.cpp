@@ -209,6 +209,7 @@ int render(const options& given, const model& m, double load_ms) {
     frame_pose pose;
     pose.meshes.resize(mesh_count);
     double pose_ms = 0.0, skin_ms = 0.0;
+    const bool left_handed = is_left_handed(m);
     const auto pose_frame = [&](int f, bool timed) -> bool {
         auto start = clock_type::now();
         if (keyblend::status st = local_matrices(m, o, time_of(f), true, pose.local); !st) {
@@ -234,6 +235,15 @@ int render(const options& given, const model& m, double load_ms) {
                 ok = false;
             }
         });
+        // A left-handed model (a .X file) is drawn mirrored into the camera's right-handed space,
+        // as Direct3D shows it (and as `convert` writes it into glTF).
+        if (left_handed) {
+            for (examples::posed_mesh& pm : pose.meshes) {
+                for (glm::vec3& p : pm.positions) p.z = -p.z;
+                for (glm::vec3& v : pm.normals) v.z = -v.z;
+            }
+            for (glm::mat4& mm : pose.model) mm[3].z = -mm[3].z; // (only the joints' positions are drawn)
+        }
         if (timed) skin_ms += ms_since(start);
         return ok;
     };

@@ -3,6 +3,7 @@
 
 #include <keyblend/clip.hpp>
 #include <keyblend/pose.hpp>
+#include <keyblend/skin.hpp>
 
 #include <doctest/doctest.h>
 
@@ -74,6 +75,31 @@ inline std::vector<glm::mat4> local_matrices(const keyblend::local_pose& pose) {
 inline void reset_to_bind(const keyblend::skeleton& s, std::vector<glm::mat4>& local) {
     local.resize(s.size());
     REQUIRE(keyblend::reset_to_bind(s, keyblend::span<glm::mat4>(local)));
+}
+
+/// `positions` (a loaded mesh's, or morphed ones) skinned by the mesh's skin (an io::mesh, an .X
+/// mesh or a glTF mesh instance) under model matrices: a palette_job, then a skinning_job.
+template <class Mesh>
+std::vector<glm::vec3> skinned_positions(const Mesh& m, const std::vector<glm::vec3>& positions,
+                                         const std::vector<glm::mat4>& model,
+                                         float weight_tolerance = keyblend::skinning_job<std::uint16_t>{}.weight_tolerance) {
+    std::vector<glm::mat4> palette(m.skin.bones.size());
+    keyblend::palette_job pj;
+    pj.model = model;
+    pj.bones = m.skin.bones;
+    pj.output = palette;
+    REQUIRE(pj.run());
+    std::vector<glm::vec3> out(positions.size());
+    keyblend::skinning_job<std::uint16_t> job;
+    job.influences = m.skin.influences_per_vertex;
+    job.joints = keyblend::make_span(m.skin.bone_indices, m.skin.influences_per_vertex);
+    job.weights = keyblend::make_span(m.skin.weights, m.skin.influences_per_vertex);
+    job.in_positions = keyblend::make_span(positions);
+    job.out_positions = keyblend::make_span(out);
+    job.palette = palette;
+    job.weight_tolerance = weight_tolerance;
+    REQUIRE(job.run());
+    return out;
 }
 
 } // namespace kbtest

@@ -190,23 +190,8 @@ std::vector<glm::mat4> model_at(const clip& c, const skeleton& s, float tick) {
 /// Skinned positions of a mesh (any of the two loaders' mesh types) under model matrices.
 template <class Mesh>
 std::vector<glm::vec3> skinned(const Mesh& m, const std::vector<glm::mat4>& model) {
-    std::vector<glm::mat4> palette(m.skin.bones.size());
-    palette_job pj;
-    pj.model = model;
-    pj.bones = m.skin.bones;
-    pj.output = palette;
-    REQUIRE(pj.run());
-    std::vector<glm::vec3> out(m.positions.size());
-    skinning_job<std::uint16_t> job;
-    job.influences = m.skin.influences_per_vertex;
-    job.joints = make_span(m.skin.bone_indices, m.skin.influences_per_vertex);
-    job.weights = make_span(m.skin.weights, m.skin.influences_per_vertex);
-    job.in_positions = make_span(m.positions);
-    job.out_positions = make_span(out);
-    job.palette = palette;
-    job.weight_tolerance = 1.0f; // all-zero vertices (no influence) are allowed here
-    REQUIRE(job.run());
-    return out;
+    // (all-zero vertices, with no influence, are allowed here)
+    return kbtest::skinned_positions(m, m.positions, model, 1.0f);
 }
 
 } // namespace

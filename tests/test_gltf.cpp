@@ -30,6 +30,7 @@
 using namespace keyblend;
 using kbtest::local_to_model;
 using kbtest::sample_clip;
+using kbtest::sample_local_matrices;
 using kbtest::gltf_builder;
 using kbtest::ojson;
 using kbtest::spec_gltf;
@@ -89,21 +90,7 @@ std::vector<glm::vec3> posed_vertices(const gltf::mesh_instance& m, const skelet
         for (std::size_t v = 0; v < out.size(); ++v) out[v] = glm::vec3(model[m.joint] * glm::vec4(morphed[v], 1.0f));
         return out;
     }
-    std::vector<glm::mat4> palette(m.skin.bones.size());
-    palette_job pj;
-    pj.model = model;
-    pj.bones = m.skin.bones;
-    pj.output = palette;
-    REQUIRE(pj.run());
-    skinning_job<std::uint16_t> job;
-    job.influences = m.skin.influences_per_vertex;
-    job.joints = make_span(m.skin.bone_indices, job.influences);
-    job.weights = make_span(m.skin.weights, job.influences);
-    job.in_positions = make_span(morphed);
-    job.out_positions = make_span(out);
-    job.palette = palette;
-    REQUIRE(job.run());
-    return out;
+    return kbtest::skinned_positions(m, morphed, model);
 }
 
 /// The times to check an animation at: before the first key, on every key, between keys (three

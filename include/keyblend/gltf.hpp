@@ -1,7 +1,8 @@
-// keyblend — the glTF 2.0 loader: `.gltf` files (JSON, with external `.bin` buffers or `data:`
-// URIs) and `.glb` files (binary container), from a path or a memory buffer, into keyblend's own
-// types: a skeleton with one joint per node, one io::mesh per mesh instance, one clip per
-// animation.
+// keyblend — glTF 2.0: the loader reads `.gltf` files (JSON, with external `.bin` buffers or
+// `data:` URIs) and `.glb` files (binary container), from a path or a memory buffer, into
+// keyblend's own types: a skeleton with one joint per node, one io::mesh per mesh instance, one
+// clip per animation. The writer (`write`, at the bottom) does the reverse: what any keyblend
+// loader produces (a skeleton, io::meshes, clips) into a `.glb`, or a `.gltf` with its `.bin`.
 //
 // SPDX-License-Identifier: MIT
 //
@@ -150,6 +151,113 @@ bool has_draco();
 /// True when the bytes start like a glTF file: a GLB header (`glTF`), or JSON (an optional UTF-8
 /// byte-order mark and white space, then `{`).
 bool looks_like_gltf(const void* data, std::size_t size);
+
+
+// ---------------------------------------------------------------------------------------------
+// Writing glTF
+// ---------------------------------------------------------------------------------------------
+
+/// What the writer is given: a skeleton, the meshes on it and the clips that animate it, as any
+/// keyblend loader produces them (io::xfile's skeleton, meshes and animation sets' clips; a
+/// gltf::model's skeleton, meshes and animations' clips; code-built ones). The pointers must stay
+/// valid during the call; none may be null.
+struct asset {
+    const keyblend::skeleton* skeleton = nullptr;
+    std::vector<const io::mesh*> meshes{};
+    std::vector<const keyblend::clip*> clips{};
+};
+
+/// The handedness of the source's coordinates. glTF's are right-handed.
+enum class handedness : unsigned char {
+    /// Direct3D's and .X files': written mirrored along z (docs/gltf.md, "Writing glTF"): every
+    /// matrix X becomes M * X * M with M = diag(1, 1, -1), positions, normals and translations
+    /// (x, y, -z), rotations (-x, -y, z, w), and triangles reverse their winding, so that the
+    /// model looks the same in a right-handed viewer.
+    left,
+    /// glTF's and OpenGL's: written as they are.
+    right,
+};
+
+/// The container: one `.glb` file, or `.gltf` JSON with its binary data in a `.bin` file beside it.
+enum class container : unsigned char { glb, gltf };
+
+struct write_options {
+    /// The source's handedness: left for .X files (the default), right for glTF, BVH and assimp's.
+    handedness source = handedness::left;
+    /// lenient (the default): what glTF cannot hold as given is repaired or dropped with a
+    /// warning (see write); strict: the first such problem fails the write.
+    io::parse_mode mode = io::parse_mode::lenient;
+    /// The largest error, as a fraction of the model's size, below which a matrix that
+    /// translation / rotation / scale cannot hold exactly (shear) is not reported. Errors are
+    /// measured on a joint's local matrix as the distance it moves a point at the model's size.
+    double tolerance = 1e-5;
+    /// `asset.generator` of the file.
+    std::string generator = "keyblend";
+};
+
+/// What a write did: counts of what the file holds, and what glTF could not hold as given.
+struct write_report {
+    std::size_t nodes = 0, meshes = 0, primitives = 0, skins = 0, materials = 0, images = 0, animations = 0,
+                channels = 0, keys = 0;
+    /// The model's size: the largest extent of its bind pose (joints and mesh vertices), in model
+    /// units; errors below are in these units.
+    double model_size = 0.0;
+    /// The largest error of a matrix written as translation / rotation / scale (a sheared bind
+    /// matrix or matrix key), in model units (see write_options::tolerance); 0 when every matrix
+    /// decomposes exactly (to float rounding).
+    double largest_error = 0.0;
+    /// What was repaired or dropped, and notes, in the order found (same type as the loaders').
+    std::vector<io::load_warning> warnings;
+};
+
+/// Writes an asset as glTF 2.0: into `path` (a `.glb` when `format` is glb; else `path` is the
+/// `.gltf` and the binary data goes into the same path with `.bin` in place of its extension).
+///
+/// What is written (docs/gltf.md, "Writing glTF", has the whole mapping):
+/// - one node per joint, parent-first, named after it (an unnamed joint `joint_<j>`; every node
+///   name is unique), its translation / rotation / scale the decomposition of its bind_local; a
+///   root node `root` above the skeleton's roots when the skeleton has several roots and a skin
+///   (a skin's joints need a common root), or a mesh needs a joint that never moves;
+/// - one glTF mesh per io::mesh with one primitive per material it uses (POSITION with min and
+///   max, NORMAL, TANGENT, TEXCOORD_0; JOINTS_n / WEIGHTS_n, four influences each, as many sets
+///   as the mesh needs), on a node of its own: a child of its joint's node for a rigid mesh, a
+///   root node with the skin for a skinned one (glTF ignores a skinned mesh node's transforms);
+/// - one skin per skinned mesh, its inverse bind matrices the bones' offsets;
+/// - materials (diffuse as baseColorFactor, emissive, the texture file as an image URI);
+/// - one animation per clip, times in seconds (ticks / ticks_per_second); translation, rotation
+///   and scale tracks as they are (step: STEP, linear: LINEAR, cubic_spline: CUBICSPLINE with
+///   the tangents in seconds); matrix tracks as translation, rotation and scale tracks of the
+///   keys' decompositions, interpolated as sampling_job interpolates them.
+///
+/// Repaired (lenient mode; strict fails; each a warning naming the place): influences are
+/// normalised to sum to 1 (a warning when a vertex's sum was more than 1e-3 away), a vertex of a
+/// skinned mesh without influence follows its mesh's joint (a bone added for it), two influences
+/// of one vertex on one joint are merged, non-unit normals are normalised (a zero one becomes
+/// +y), NaN or infinite vertex data becomes 0, repeated key times (a cut) and key times that
+/// collide in float seconds move the earlier key one float step earlier (at the time itself the
+/// later key holds, as keyblend samples a cut), keys before time 0 are
+/// replaced by the value at 0, texture file names become relative URIs (backslashes become
+/// slashes, reserved characters are percent-encoded, an absolute path keeps its file name),
+/// names that are not UTF-8 are read as Latin-1. A matrix that translation / rotation / scale
+/// cannot hold (shear) is written as its decomposition; the largest error is reported
+/// (write_report::largest_error, and a warning when above the tolerance).
+/// Dropped with a warning: a clip that fails validate_clip or has no keys, a track in a mode glTF
+/// lacks, attributes whose size is not the vertex count, triangles with an index past the
+/// vertices, bones whose joint is not in the skeleton (their influences go to the vertex's other
+/// bones), morph targets and morph weight tracks, user channels, events, root motion.
+///
+/// Errors: errc::invalid_argument (a null skeleton, mesh or clip); errc::io_error (a file cannot
+/// be written); errc::unsupported (more than 65536 joints in one skin); in strict mode the first
+/// repair or drop, with the code of its warning.
+result<write_report> write(const std::string& path, const asset& a, container format,
+                           const write_options& options = {});
+
+/// Writes an asset into memory: the `.glb` bytes into `out` (format glb; `bin` is left empty), or
+/// the `.gltf` JSON into `out` and the binary data into `bin`, the JSON referring to it as
+/// `bin_uri` (format gltf). Same contents, repairs and errors as write, except io_error.
+result<write_report> write_memory(const asset& a, container format, std::vector<unsigned char>& out,
+                                  std::vector<unsigned char>& bin, const write_options& options = {},
+                                  std::string_view bin_uri = "model.bin");
 
 } // namespace KEYBLEND_IO_GLM_LAYOUT
 } // namespace gltf

@@ -1,0 +1,125 @@
+// keyblend convert: any input the tool reads (.X, glTF, BVH, a package, assimp's formats) into glTF
+// 2.0 through gltf::write, one file or many, with a summary per file of what was converted,
+// repaired and dropped, by the loader and by the writer.
+//
+// SPDX-License-Identifier: MIT
+#include "keyblend_tool.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tool {
+#ifdef KEYBLEND_TOOL_GLTF
+namespace {
+
+/// The input's file name without its folder and extension.
+std::string stem_of(const std::string& path) {
+    const std::size_t slash = path.find_last_of("/\\");
+    std::string name = path.substr(slash == std::string::npos ? 0 : slash + 1);
+    const std::size_t dot = name.rfind('.');
+    return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+}
+
+/// The loader's warnings with what each did (assimp's and a package's carry no action: "warning").
+struct warning_line {
+    const char* kind;
+    std::string message;
+};
+std::vector<warning_line> loader_warnings(const model& m) {
+    std::vector<warning_line> out;
+    const auto add = [&](const std::vector<keyblend::io::load_warning>& ws) {
+        for (const keyblend::io::load_warning& w : ws) out.push_back({keyblend::io::to_string(w.action), w.message});
+    };
+    if (m.x) add(m.x->warnings);
+    else if (m.b) add(m.b->warnings);
+    else if (m.g) add(m.g->warnings);
+    else
+        for (const keyblend::error& e : m.warnings) out.push_back({"warning", e.message});
+    return out;
+}
+
+/// Converts o.file into o.out: the command run_isolated runs for one input.
+int convert_one(const options& o) {
+    const std::unique_ptr<model> m = load_model(o);
+    if (!m) {
+        std::printf("%s: failed (not read)\n", o.file.c_str());
+        return exit_file;
+    }
+    keyblend::gltf::asset a;
+    a.skeleton = m->skeleton;
+    std::vector<keyblend::io::mesh> copies;
+    a.meshes = io_meshes(*m, copies);
+    a.clips = m->clips;
+    keyblend::gltf::write_options wo;
+    wo.mode = o.strict ? keyblend::io::parse_mode::strict : keyblend::io::parse_mode::lenient;
+    const bool left = o.handedness ? *o.handedness == "left" : is_left_handed(*m);
+    wo.source = left ? keyblend::gltf::handedness::left : keyblend::gltf::handedness::right;
+    const std::string& out = o.out;
+    const bool gltf = out.size() >= 5 && (out.substr(out.size() - 5) == ".gltf" || out.substr(out.size() - 5) == ".GLTF");
+    const keyblend::result<keyblend::gltf::write_report> r =
+        keyblend::gltf::write(out, a, gltf ? keyblend::gltf::container::gltf : keyblend::gltf::container::glb, wo);
+    if (!r) {
+        std::fprintf(stderr, "keyblend: %s: %s\n", o.file.c_str(), r.error().message.c_str());
+        std::printf("%s: failed (not written): %s\n", o.file.c_str(), r.error().message.c_str());
+        return exit_file;
+    }
+    const std::vector<warning_line> loaded = loader_warnings(*m);
+    std::size_t repaired = 0, dropped = 0, notes = 0;
+    const auto count = [&](const char* kind) {
+        const std::string k = kind;
+        repaired += k == "repaired";
+        dropped += k == "dropped";
+        notes += k == "note" || k == "warning";
+    };
+    for (const warning_line& w : loaded) count(w.kind);
+    for (const keyblend::io::load_warning& w : r->warnings) count(keyblend::io::to_string(w.action));
+    std::printf("%s -> %s: converted (%s): %zu nodes, %zu meshes (%zu primitives), %zu skins, %zu materials, "
+                "%zu animations (%zu channels, %zu keys); %zu repaired, %zu dropped, %zu notes\n",
+                o.file.c_str(), out.c_str(), left ? "mirrored from left-handed" : "right-handed, as it is", r->nodes,
+                r->meshes, r->primitives, r->skins, r->materials, r->animations, r->channels, r->keys, repaired, dropped,
+                notes);
+    for (const warning_line& w : loaded) std::printf("  load %s: %s\n", w.kind, w.message.c_str());
+    for (const keyblend::io::load_warning& w : r->warnings)
+        std::printf("  write %s: %s\n", keyblend::io::to_string(w.action), w.message.c_str());
+    std::fflush(stdout);
+    return exit_ok;
+}
+
+} // namespace
+
+int convert(const options& o) {
+    const bool progress = o.progress || isatty(fileno(stderr));
+    std::size_t failed = 0;
+    std::set<std::string> written;
+    for (std::size_t i = 0; i < o.inputs.size(); ++i) {
+        options one = o;
+        one.file = o.inputs[i];
+        one.out = o.out_dir.empty() ? o.out : o.out_dir + "/" + stem_of(one.file) + "." + o.format;
+        if (progress) std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, o.inputs.size(), one.file.c_str());
+        // Two inputs of one name would write one file: the later one fails instead.
+        if (!written.insert(one.out).second) {
+            std::fprintf(stderr, "keyblend: %s: %s is written already from another input\n", one.file.c_str(),
+                         one.out.c_str());
+            std::printf("%s: failed (not written): %s is written already from another input\n", one.file.c_str(),
+                        one.out.c_str());
+            ++failed;
+            continue;
+        }
+        const int code = reads_with_assimp(one) ? run_isolated(one, convert_one) : convert_one(one);
+        if (code != exit_ok) ++failed;
+    }
+    std::printf("%zu converted, %zu failed\n", o.inputs.size() - failed, failed);
+    return failed ? exit_file : exit_ok;
+}
+#else
+int convert(const options&) {
+    std::fprintf(stderr, "keyblend: this keyblend was built without keyblend::gltf (simdjson), which convert needs\n");
+    return exit_file;
+}
+#endif
+
+} // namespace tool
