@@ -1,5 +1,5 @@
-// keyblend — 4-lane skinning (SSE2): shuffles and transposes, blending a vertex's matrices in
-// registers, lane_ops<f4>. Internal.
+// keyblend — 4-lane skinning (SSE2): shuffles and transposes (shared with the 8-lane kernels, which
+// use them within 128-bit lanes), lane_ops<f4>. The matrix blend is matrix_blend.hpp's. Internal.
 //
 // SPDX-License-Identifier: MIT
 // One pass of kernels per instruction set (impl/simd/target.hpp): included again in each.
