@@ -1,5 +1,7 @@
 # Runs examples/demo.cpp (or another example taking the same options: DEMO) on MODEL ("builtin" or a path under DATA_DIR) and checks that it exits 0
-# and writes a PNG to OUT.
+# and writes a PNG to OUT. EMULATOR: a cross build's CMAKE_CROSSCOMPILING_EMULATOR ('|' for ';'),
+# which runs DEMO.
+string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
 if(MODEL STREQUAL "builtin")
   set(args --builtin)
 else()
@@ -13,7 +15,7 @@ else()
   endif()
 endif()
 file(REMOVE "${OUT}")
-execute_process(COMMAND "${DEMO}" ${args} --frames 4 --size 96 --out "${OUT}" RESULT_VARIABLE rc)
+execute_process(COMMAND ${EMULATOR} "${DEMO}" ${args} --frames 4 --size 96 --out "${OUT}" RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the demo failed (${rc})")
 endif()

@@ -429,11 +429,11 @@ void check_every_playback(const sample_fixture& f) {
     SUBCASE("exactly at every key, in order") { check_playback<V>(f, exact); }
 }
 
-// check_every_playback on the scalar, SSE2 (when built) and native lane paths.
+// check_every_playback on the scalar, 4-lane (SSE2 or NEON, when built) and native lane paths.
 void check_lane_paths(const sample_fixture& f) {
     SUBCASE("scalar") { check_every_playback<impl::lanes::f1>(f); }
-#if KEYBLEND_SIMD_SSE2
-    SUBCASE("SSE2") { check_every_playback<impl::lanes::f4>(f); }
+#if KEYBLEND_SIMD_F4
+    SUBCASE("4 lanes") { check_every_playback<impl::lanes::f4>(f); }
 #endif
     SUBCASE("native") { check_every_playback<impl::lanes::native>(f); }
 }
@@ -456,8 +456,8 @@ TEST_CASE("sample_clip equals sample_track per component: scalar reference path"
     check_every_playback<impl::lanes::f1>(f);
 }
 
-#if KEYBLEND_SIMD_SSE2
-TEST_CASE("sample_clip equals sample_track per component: SSE2 path") {
+#if KEYBLEND_SIMD_F4
+TEST_CASE("sample_clip equals sample_track per component: 4-lane path (SSE2 or NEON)") {
     const sample_fixture f;
     check_every_playback<impl::lanes::f4>(f);
 }

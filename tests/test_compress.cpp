@@ -558,7 +558,7 @@ TEST_CASE("compress: every SIMD path equals the scalar one within 2e-6") {
         CAPTURE(t);
         local_pose scalar, simd;
         sample_with<impl::lanes::f1>(cc, s, t, scalar);
-#if KEYBLEND_SIMD_SSE2
+#if KEYBLEND_SIMD_F4
         sample_with<impl::lanes::f4>(cc, s, t, simd);
         CHECK(same_within(scalar, simd));
 #endif

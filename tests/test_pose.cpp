@@ -144,7 +144,7 @@ TEST_CASE("local_to_model equals GLM's parent * T*R*S, on every lane path") {
         CHECK(worst < 2e-5f);
         CHECK(worst_scalar < 2e-5f);
         CHECK(worst_paths < 2e-5f);
-#if KEYBLEND_SIMD_SSE2
+#if KEYBLEND_SIMD_F4
         std::vector<glm::mat4> four(n);
         impl::local_to_model_range<impl::lanes::f4>(s, p, 0, n, nullptr, root, four.data());
         for (std::size_t j = 0; j < n; ++j) CHECK(relative_error(four[j], scalar[j]) < 2e-5f);

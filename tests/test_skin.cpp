@@ -583,7 +583,7 @@ TEST_CASE("the build's kernels") {
     if (const char* forced = std::getenv("KEYBLEND_ISA")) CHECK(std::string(to_string(kernel_isa())) == forced);
 #endif
     CHECK(kernel_isa_supported(kernel_isa()));
-    MESSAGE("skinning runs the " << to_string(kernel_isa()) << " kernels in this build");
+    MESSAGE("skinning runs the " << std::string(to_string(kernel_isa())) << " kernels in this build");
     // KEYBLEND_SKIN_QUADS=0 or 1 decides how the AVX-512 kernels take 2 to 4 slots (ctest runs the
     // AVX-512 suite once each way); without it, the CPU does.
     const std::string quads = std::getenv("KEYBLEND_SKIN_QUADS") ? std::getenv("KEYBLEND_SKIN_QUADS") : "";
@@ -592,6 +592,29 @@ TEST_CASE("the build's kernels") {
         MESSAGE("2 to 4 slots as " << std::string(impl::tuning::prefer_quads() ? "quads" : "eight lanes"));
 }
 
+#if (defined(__aarch64__) || defined(_M_ARM64)) && !defined(KEYBLEND_NO_INTRINSICS)
+// An AArch64 build runs every job on NEON, four lanes wide: sampling, blending and local-to-model
+// on lanes::native, the wide loops of sampling, blending and morphing on lanes::widest, the
+// palette's products on lanes::f4, skinning on its 4-lane NEON kernels. The compiled kernels have
+// NEON and the scalar reference, and choose NEON unless told otherwise.
+TEST_CASE("the build's kernels on AArch64: NEON in every job") {
+#if defined(KEYBLEND_KERNELS_LIBRARY)
+    CHECK(kernel_isa_supported(simd_isa::neon));
+    CHECK(kernel_isa_supported(simd_isa::scalar));
+    CHECK_FALSE(kernel_isa_supported(simd_isa::sse2));
+    if (!std::getenv("KEYBLEND_ISA")) CHECK(kernel_isa() == simd_isa::neon);
+#else
+    CHECK(kernel_isa() == simd_isa::neon);
+    CHECK(impl::compiled_isa == simd_isa::neon);
+    CHECK(impl::lanes::native::width == 4);
+    CHECK(impl::lanes::widest::width == 4);
+    CHECK(impl::skin::isa == simd_isa::neon);
+    CHECK(impl::skin::widest::width == 4);
+    CHECK(std::string(KEYBLEND_SIMD_STR(KEYBLEND_ISA)) == "neon_a64");
+#endif
+}
+#endif
+
 #if defined(KEYBLEND_KERNELS_LIBRARY)
 namespace {
 // ctest runs the suite on the compiled kernels once per instruction set (KEYBLEND_ISA): on a CPU
@@ -599,7 +622,8 @@ namespace {
 const bool skip_unsupported = [] {
     const char* forced = std::getenv("KEYBLEND_ISA");
     if (!forced) return false;
-    for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512})
+    for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512,
+                         simd_isa::neon})
         if (std::string(forced) == to_string(isa)) {
             if (kernel_isa_supported(isa)) return false;
             std::printf("KEYBLEND-SKIP: this CPU does not run the %s kernels\n", forced);
@@ -612,12 +636,17 @@ const bool skip_unsupported = [] {
 #endif
 
 TEST_CASE("compiled kernels: the widest the CPU runs by default, others on request") {
-#if defined(KEYBLEND_KERNELS_LIBRARY) && (defined(__x86_64__) || defined(__i386__))
+#if defined(KEYBLEND_KERNELS_LIBRARY) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
     const simd_isa chosen = kernel_isa();
     CHECK(kernel_isa_supported(simd_isa::scalar));
-    CHECK(kernel_isa_supported(simd_isa::sse2));
+#if defined(__aarch64__)
+    const simd_isa baseline = simd_isa::neon; // every AArch64 CPU's, and the only one there
+#else
+    const simd_isa baseline = simd_isa::sse2;
+#endif
+    CHECK(kernel_isa_supported(baseline));
     if (!std::getenv("KEYBLEND_ISA")) {
-        simd_isa widest = simd_isa::sse2;
+        simd_isa widest = baseline;
         for (simd_isa isa : {simd_isa::avx2, simd_isa::avx512})
             if (kernel_isa_supported(isa)) widest = isa;
         CHECK(chosen == widest);
@@ -628,7 +657,7 @@ TEST_CASE("compiled kernels: the widest the CPU runs by default, others on reque
     o.n = 77;
     fixture<std::uint16_t> f(o);
     const reference r = vertex_major(f.mesh, f.weights_used(), o.nt);
-    for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512}) {
+    for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512, simd_isa::neon}) {
         if (!kernel_isa_supported(isa)) {
             CHECK(force_kernel_isa(isa).error().code == errc::unsupported);
             continue;
@@ -643,7 +672,7 @@ TEST_CASE("compiled kernels: the widest the CPU runs by default, others on reque
 #else
     // A static build has its kernels only.
     CHECK(force_kernel_isa(kernel_isa()));
-    for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512})
+    for (simd_isa isa : {simd_isa::scalar, simd_isa::sse2, simd_isa::avx2, simd_isa::avx512, simd_isa::neon})
         if (isa != kernel_isa()) {
             const status st = force_kernel_isa(isa);
             REQUIRE_FALSE(st);
@@ -1209,7 +1238,7 @@ TEST_CASE("packed outputs and padded outputs get the same bits, one slot or seve
             const glm::vec3 q(padded_n[4 * v], padded_n[4 * v + 1], padded_n[4 * v + 2]);
             differ += !same_bits(packed_p[v], p) + !same_bits(packed_n[v], q);
         }
-        INFO(k << " slots, " << to_string(kernel_isa()));
+        INFO(k << " slots, " << std::string(to_string(kernel_isa())));
         CHECK(differ == 0);
     }
 }
@@ -1307,7 +1336,7 @@ void check_one_joint_runs(const char* index, std::size_t k) {
                                   !same_bits(at(runs.out_nrm), at(broken.out_nrm)) +
                                   (tangents && !same_bits(at(runs.out_tan), at(broken.out_tan)));
                     }
-                    INFO(label << " [" << to_string(isa) << "]");
+                    INFO(label << " [" << std::string(to_string(isa)) << "]");
                     CHECK(differ == 0);
                 }
             }
@@ -1457,7 +1486,7 @@ TEST_CASE("2 to 4 slots: AVX-512's quads and its eight lanes get the same values
     // lengths and ranges that are not whole groups, packed streams without tangents (what the
     // quads take) and with (what they leave to the eight lanes), against the reference too.
     if (kernel_isa() != simd_isa::avx512) {
-        MESSAGE("skipped: this build does not run AVX-512 kernels (" << to_string(kernel_isa()) << ")");
+        MESSAGE("skipped: this build does not run AVX-512 kernels (" << std::string(to_string(kernel_isa())) << ")");
         return;
     }
     for (std::size_t k : {2u, 3u, 4u})

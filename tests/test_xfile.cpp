@@ -2083,9 +2083,17 @@ constexpr bool sanitized = false;
 constexpr bool sanitized = false;
 #endif
 
+/// How many times slower than natively this program runs: KEYBLEND_TEST_SLOWDOWN (1 to 100) when
+/// set, as ctest sets it for a cross build's tests, which run under an emulator; else 1.
+unsigned slowdown() {
+    const char* env = std::getenv("KEYBLEND_TEST_SLOWDOWN");
+    const long n = env ? std::strtol(env, nullptr, 10) : 1;
+    return n >= 1 && n <= 100 ? static_cast<unsigned>(n) : 1u;
+}
+
 /// Runs `load` in a child process whose address space may grow by at most `memory_mb` beyond the
 /// parent's (RLIMIT_AS; not under AddressSanitizer, whose shadow memory needs terabytes of it),
-/// killed after `seconds` (SIGALRM; ten times that under the sanitizers). `load` returns whether
+/// killed after `seconds` (SIGALRM; ten times that under the sanitizers, times slowdown()). `load` returns whether
 /// the outcome was the expected one (it prints what it found otherwise). Returns the wall time
 /// when the child exited normally with success, a negative number otherwise.
 /// KEYBLEND_TEST_IN_PROCESS=1 runs `load` in this process instead, unbounded (for a debugger).
@@ -2115,7 +2123,7 @@ double bounded(Load&& load, std::size_t memory_mb, unsigned seconds) {
             const rlimit l{limit, limit};
             if (pages == 0 || setrlimit(RLIMIT_AS, &l) != 0) _exit(4);
         }
-        alarm(sanitized ? seconds * 10 : seconds);
+        alarm((sanitized ? seconds * 10 : seconds) * slowdown());
         bool ok = false;
 #if !defined(KEYBLEND_NO_EXCEPTIONS)
         try {
@@ -2176,13 +2184,13 @@ bool loads_as_expected(const std::string& bytes, const io::load_options& options
 }
 
 /// Time in seconds that each hostile input may take in an optimised, unsanitized build (ten
-/// times that unoptimised). Each was sized to take from seconds to minutes, or gigabytes, before
+/// times that unoptimised; times slowdown() under an emulator). Each was sized to take from seconds to minutes, or gigabytes, before
 /// keyblend bounded them (measured with the loader before: 200k influences 8.4 s, 100k material
 /// references 40 s, 20k GUID references 9.3 s, on this project's machine under load).
 #if defined(__OPTIMIZE__)
-constexpr double quick = 3.0;
+const double quick = 3.0 * slowdown();
 #else
-constexpr double quick = 30.0;
+const double quick = 30.0 * slowdown();
 #endif
 
 } // namespace

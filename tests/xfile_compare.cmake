@@ -1,12 +1,15 @@
 # The loader under 16-byte GLM vectors gives what it gives under the default layout: each test
 # binary writes what it loaded (tests/test_xfile.cpp, "xfile dump") and the two dumps must be equal.
-#   cmake -DFIRST=<test binary> -DSECOND=<test binary> -DWORK_DIR=<dir> -P xfile_compare.cmake
+#   cmake -DFIRST=<test binary> -DSECOND=<test binary> -DWORK_DIR=<dir> [-DEMULATOR=<a|b|c>] -P xfile_compare.cmake
+# EMULATOR: a cross build's CMAKE_CROSSCOMPILING_EMULATOR, its list separated by '|', that runs
+# the test binaries.
 cmake_minimum_required(VERSION 3.16)
+string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 foreach(which FIRST SECOND)
   set(ENV{KEYBLEND_XFILE_DUMP} "${WORK_DIR}/${which}.txt")
-  execute_process(COMMAND "${${which}}" "--test-case=xfile dump*" RESULT_VARIABLE rc
+  execute_process(COMMAND ${EMULATOR} "${${which}}" "--test-case=xfile dump*" RESULT_VARIABLE rc
                   OUTPUT_VARIABLE out ERROR_VARIABLE out)
   if(NOT rc EQUAL 0 OR NOT EXISTS "${WORK_DIR}/${which}.txt")
     message(FATAL_ERROR "${${which}} did not write its dump (exit ${rc}):\n${out}")

@@ -78,36 +78,32 @@ inline void mul_affine_scalar(const float* parent, const float (*l)[pose_lane_bl
     }
 }
 
-#if KEYBLEND_SIMD_SSE2
-inline __m128 madd4(__m128 a, __m128 b, __m128 c) {
-#if KEYBLEND_SIMD_FMA
-    return _mm_fmadd_ps(a, b, c);
-#else
-    return _mm_add_ps(_mm_mul_ps(a, b), c);
-#endif
-}
-
-/// A 4x4 matrix as four column registers.
+#if KEYBLEND_SIMD_F4
+/// A 4x4 matrix as four column registers (SSE2 or NEON).
 struct columns4 {
-    __m128 c[4];
+    lanes::f4 c[4];
 };
 
 inline columns4 load_columns(const float* m) {
-    return {{_mm_loadu_ps(m), _mm_loadu_ps(m + 4), _mm_loadu_ps(m + 8), _mm_loadu_ps(m + 12)}};
+    using lanes::f4;
+    return {{f4::load(m), f4::load(m + 4), f4::load(m + 8), f4::load(m + 12)}};
 }
 
 /// parent * L (see mul_affine_scalar; the same operations in the same order), stored to `out` and
 /// returned in registers, so that a child computed next need not wait for the store to reach
-/// memory and be read back.
+/// memory and be read back. Per column: a multiply and two multiply-adds by elements of L
+/// broadcast from memory (fused where the target has FMA), and the parent's translation added
+/// to the last.
 template <std::size_t B>
-inline columns4 mul_affine_sse(const columns4& parent, const float (*l)[B], std::size_t k, float* out) {
+inline columns4 mul_affine_columns(const columns4& parent, const float (*l)[B], std::size_t k, float* out) {
+    using lanes::f4;
     columns4 m;
     for (int c = 0; c < 4; ++c) {
-        __m128 v = _mm_mul_ps(parent.c[0], _mm_set1_ps(l[3 * c][k]));
-        v = madd4(parent.c[1], _mm_set1_ps(l[3 * c + 1][k]), v);
-        v = madd4(parent.c[2], _mm_set1_ps(l[3 * c + 2][k]), v);
-        if (c == 3) v = _mm_add_ps(v, parent.c[3]);
-        _mm_storeu_ps(out + 4 * c, v);
+        f4 v = parent.c[0] * f4::set1(l[3 * c][k]);
+        v = fmadd(parent.c[1], f4::set1(l[3 * c + 1][k]), v);
+        v = fmadd(parent.c[2], f4::set1(l[3 * c + 2][k]), v);
+        if (c == 3) v = v + parent.c[3];
+        v.store(out + 4 * c);
         m.c[c] = v;
     }
     return m;
@@ -124,7 +120,7 @@ inline columns4 model_step(const joint_index* parents, std::size_t j, const colu
     columns4 parent = previous;
     if (p < 0) parent = load_columns(&root[0][0]);
     else if (static_cast<std::size_t>(p) + 1 != j) parent = load_columns(&model[static_cast<std::size_t>(p)][0][0]);
-    return mul_affine_sse(parent, affine[(j - base) / B], j % B, &model[j][0][0]);
+    return mul_affine_columns(parent, affine[(j - base) / B], j % B, &model[j][0][0]);
 }
 
 /// The lanes and the block width (B joints) of local_to_model's local matrices: 16 joints at a
@@ -266,7 +262,7 @@ void local_to_model_runs(const skeleton& s, const local_pose& local, std::size_t
             const glm::mat4& parent = first_parent ? *first_parent
                                       : p < 0      ? root
                                                    : model[static_cast<std::size_t>(p)];
-            a = mul_affine_sse(load_columns(&parent[0][0]), buffer[(j - base) / B], j % B, &model[j][0][0]);
+            a = mul_affine_columns(load_columns(&parent[0][0]), buffer[(j - base) / B], j % B, &model[j][0][0]);
             ++j;
         } else {
             a = load_columns(&model[window - 1][0][0]);
@@ -299,7 +295,7 @@ void local_to_model_range(const skeleton& s, const local_pose& local, std::size_
                           glm::mat4* model) {
     const glm::mat4 root_copy = root;
     const glm::mat4 first_copy = first_parent ? *first_parent : root;
-#if KEYBLEND_SIMD_SSE2
+#if KEYBLEND_SIMD_F4
     if (V::width > 1) {
         local_to_model_runs<V>(s, local, begin, end, first_parent ? &first_copy : nullptr, root_copy, model);
         return;

@@ -10,6 +10,7 @@
 //   KEYBLEND_SIMD_AVX512  16-float lanes (__m512) and mask registers: AVX-512 F + VL + BW + DQ
 //   KEYBLEND_SIMD_NEON    4-float lanes (float32x4_t): AArch64 (ARMv8 NEON, fused multiply-add)
 //   KEYBLEND_SIMD_FMA     fused multiply-adds (AVX2's FMA3, NEON's vfmaq)
+//   KEYBLEND_SIMD_F4      4-float lanes of either kind (SSE2 or NEON): lanes::f4 exists
 //
 // each 1 or 0. KEYBLEND_NO_INTRINSICS turns them all off (the scalar reference everywhere);
 // KEYBLEND_NO_AVX512 stops at AVX2 on an AVX-512 target. Runtime selection is the compiled

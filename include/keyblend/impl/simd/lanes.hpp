@@ -5,7 +5,7 @@
 //
 // - lanes::f1   one float. Always compiled: the scalar reference path, and what
 //               KEYBLEND_NO_INTRINSICS selects.
-// - lanes::f4   SSE2 (x86-64 baseline), __m128.
+// - lanes::f4   SSE2 (x86-64 baseline), __m128; or NEON (AArch64), float32x4_t.
 // - lanes::f8   AVX2 + FMA, __m256.
 // - lanes::f16  AVX-512 (F, VL, BW, DQ), __m512, masks in __mmask16.
 // (impl/simd/isa.hpp says which a file compiles.) `lanes::native` is the widest type whose width
@@ -171,6 +171,65 @@ inline f4 flip_sign(f4 a, f4 s) {
 #endif
 
 // ---------------------------------------------------------------------------------------------
+// f4: NEON (AArch64), with fused multiply-adds. The same semantics as the SSE2 f4: min and max
+// are the compare-and-select that minps and maxps are (NEON's fmin and fmax give NaN when either
+// operand is NaN), rsqrt is exact (NEON's estimate has 8 bits, and two Newton steps do not
+// bring it within 2 ulp).
+// ---------------------------------------------------------------------------------------------
+#if KEYBLEND_SIMD_NEON
+struct m4 {
+    uint32x4_t v;
+};
+struct f4 {
+    static constexpr std::size_t width = 4;
+    using mask = m4;
+    float32x4_t v;
+    static f4 load(const float* p) { return {vld1q_f32(p)}; }
+    static f4 load_first(const float* p, std::size_t count) {
+        if (count >= width) return load(p);
+        alignas(16) float v[width] = {};
+        for (std::size_t k = 0; k < count; ++k) v[k] = p[k];
+        return {vld1q_f32(v)};
+    }
+    static f4 set1(float x) { return {vdupq_n_f32(x)}; }
+    static m4 from_bits(unsigned b) {
+        alignas(16) static constexpr std::uint32_t bit[4] = {1, 2, 4, 8};
+        return {vtstq_u32(vdupq_n_u32(b), vld1q_u32(bit))};
+    }
+    void store(float* p) const { vst1q_f32(p, v); }
+};
+inline f4 operator+(f4 a, f4 b) { return {vaddq_f32(a.v, b.v)}; }
+inline f4 operator-(f4 a, f4 b) { return {vsubq_f32(a.v, b.v)}; }
+inline f4 operator*(f4 a, f4 b) { return {vmulq_f32(a.v, b.v)}; }
+inline f4 operator/(f4 a, f4 b) { return {vdivq_f32(a.v, b.v)}; }
+inline f4 operator-(f4 a) { return {vnegq_f32(a.v)}; }
+inline f4 fmadd(f4 a, f4 b, f4 c) { return {vfmaq_f32(c.v, a.v, b.v)}; }
+inline f4 min(f4 a, f4 b) { return {vbslq_f32(vcltq_f32(a.v, b.v), a.v, b.v)}; }
+inline f4 max(f4 a, f4 b) { return {vbslq_f32(vcgtq_f32(a.v, b.v), a.v, b.v)}; }
+inline f4 sqrt(f4 a) { return {vsqrtq_f32(a.v)}; }
+inline f4 rsqrt(f4 a) { return {vdivq_f32(vdupq_n_f32(1.0f), vsqrtq_f32(a.v))}; }
+inline m4 operator<(f4 a, f4 b) { return {vcltq_f32(a.v, b.v)}; }
+inline m4 operator<=(f4 a, f4 b) { return {vcleq_f32(a.v, b.v)}; }
+inline m4 operator>(f4 a, f4 b) { return {vcgtq_f32(a.v, b.v)}; }
+inline m4 operator>=(f4 a, f4 b) { return {vcgeq_f32(a.v, b.v)}; }
+inline m4 operator==(f4 a, f4 b) { return {vceqq_f32(a.v, b.v)}; }
+inline m4 operator!=(f4 a, f4 b) { return {vmvnq_u32(vceqq_f32(a.v, b.v))}; }
+inline m4 operator&(m4 a, m4 b) { return {vandq_u32(a.v, b.v)}; }
+inline m4 operator|(m4 a, m4 b) { return {vorrq_u32(a.v, b.v)}; }
+inline m4 operator!(m4 a) { return {vmvnq_u32(a.v)}; }
+inline f4 select(m4 m, f4 a, f4 b) { return {vbslq_f32(m.v, a.v, b.v)}; }
+inline unsigned bits(m4 m) {
+    alignas(16) static constexpr std::uint32_t bit[4] = {1, 2, 4, 8};
+    return vaddvq_u32(vandq_u32(m.v, vld1q_u32(bit)));
+}
+inline bool all_true(m4 m) { return vminvq_u32(m.v) != 0; }
+inline f4 flip_sign(f4 a, f4 s) {
+    const uint32x4_t sign = vandq_u32(vreinterpretq_u32_f32(s.v), vdupq_n_u32(0x80000000u));
+    return {vreinterpretq_f32_u32(veorq_u32(vreinterpretq_u32_f32(a.v), sign))};
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
 // f8: AVX2 + FMA.
 // ---------------------------------------------------------------------------------------------
 #if KEYBLEND_SIMD_AVX2
@@ -286,7 +345,7 @@ inline f16 flip_sign(f16 a, f16 s) {
 
 #if KEYBLEND_SIMD_AVX2
 using native = f8;
-#elif KEYBLEND_SIMD_SSE2
+#elif KEYBLEND_SIMD_F4
 using native = f4;
 #else
 using native = f1;
@@ -332,6 +391,35 @@ template <unsigned Dim>
 inline void load_transposed(const float* const* rows, f4* out) {
     __m128 t[4];
     transpose4<Dim>(rows, t);
+    for (unsigned d = 0; d < Dim; ++d) out[d] = {t[d]};
+}
+#endif
+#if KEYBLEND_SIMD_NEON
+template <unsigned Dim>
+inline float32x4_t load_row(const float* p) {
+    if constexpr (Dim == 4) return vld1q_f32(p);
+    else return vcombine_f32(vld1_f32(p), vld1_dup_f32(p + 2)); // x y z z: 12 bytes read
+}
+/// r[0..3] <-> their transpose (4x4, in registers).
+inline void transpose4(float32x4_t (&r)[4]) {
+    const float32x4_t t0 = vtrn1q_f32(r[0], r[1]), t1 = vtrn2q_f32(r[0], r[1]); // 00 10 02 12, 01 11 03 13
+    const float32x4_t t2 = vtrn1q_f32(r[2], r[3]), t3 = vtrn2q_f32(r[2], r[3]);
+    const auto lo = [](float32x4_t a, float32x4_t b) {
+        return vreinterpretq_f32_f64(vzip1q_f64(vreinterpretq_f64_f32(a), vreinterpretq_f64_f32(b)));
+    };
+    const auto hi = [](float32x4_t a, float32x4_t b) {
+        return vreinterpretq_f32_f64(vzip2q_f64(vreinterpretq_f64_f32(a), vreinterpretq_f64_f32(b)));
+    };
+    r[0] = lo(t0, t2);
+    r[1] = lo(t1, t3);
+    r[2] = hi(t0, t2);
+    r[3] = hi(t1, t3);
+}
+template <unsigned Dim>
+inline void load_transposed(const float* const* rows, f4* out) {
+    float32x4_t t[4] = {load_row<Dim>(rows[0]), load_row<Dim>(rows[1]), load_row<Dim>(rows[2]),
+                        load_row<Dim>(rows[3])};
+    transpose4(t);
     for (unsigned d = 0; d < Dim; ++d) out[d] = {t[d]};
 }
 #endif

@@ -115,7 +115,50 @@ KEYBLEND_FORCE_INLINE bool joints_ok_any_stride(const lbs_args& a, std::size_t v
     return over == 0;
 }
 
+#if KEYBLEND_SIMD_F4
+// 16 bytes of joint indices in a register, for group_in_range: loads (16 bytes, or 8 and zeros),
+// the last bone in every index of a type, each index's excess over it (saturated: 0 where the
+// index is within), and whether any excess is left.
 #if KEYBLEND_SIMD_SSE2
+using index_bytes = __m128i;
+KEYBLEND_FORCE_INLINE index_bytes load_indices16(const unsigned char* p) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+KEYBLEND_FORCE_INLINE index_bytes load_indices8(const unsigned char* p) {
+    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+}
+KEYBLEND_FORCE_INLINE index_bytes no_indices() { return _mm_setzero_si128(); }
+template <class Index>
+KEYBLEND_FORCE_INLINE index_bytes every_index(std::size_t value) {
+    return sizeof(Index) == 2 ? _mm_set1_epi16(static_cast<short>(value)) : _mm_set1_epi8(static_cast<char>(value));
+}
+template <class Index>
+KEYBLEND_FORCE_INLINE index_bytes excess(index_bytes x, index_bytes last) {
+    return sizeof(Index) == 2 ? _mm_subs_epu16(x, last) : _mm_subs_epu8(x, last);
+}
+KEYBLEND_FORCE_INLINE index_bytes either(index_bytes a, index_bytes b) { return _mm_or_si128(a, b); }
+KEYBLEND_FORCE_INLINE bool all_zero(index_bytes x) {
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_setzero_si128())) == 0xFFFF;
+}
+#else
+using index_bytes = uint8x16_t;
+KEYBLEND_FORCE_INLINE index_bytes load_indices16(const unsigned char* p) { return vld1q_u8(p); }
+KEYBLEND_FORCE_INLINE index_bytes load_indices8(const unsigned char* p) { return vcombine_u8(vld1_u8(p), vdup_n_u8(0)); }
+KEYBLEND_FORCE_INLINE index_bytes no_indices() { return vdupq_n_u8(0); }
+template <class Index>
+KEYBLEND_FORCE_INLINE index_bytes every_index(std::size_t value) {
+    return sizeof(Index) == 2 ? vreinterpretq_u8_u16(vdupq_n_u16(static_cast<std::uint16_t>(value)))
+                              : vdupq_n_u8(static_cast<std::uint8_t>(value));
+}
+template <class Index>
+KEYBLEND_FORCE_INLINE index_bytes excess(index_bytes x, index_bytes last) {
+    return sizeof(Index) == 2 ? vreinterpretq_u8_u16(vqsubq_u16(vreinterpretq_u16_u8(x), vreinterpretq_u16_u8(last)))
+                              : vqsubq_u8(x, last);
+}
+KEYBLEND_FORCE_INLINE index_bytes either(index_bytes a, index_bytes b) { return vorrq_u8(a, b); }
+KEYBLEND_FORCE_INLINE bool all_zero(index_bytes x) { return vmaxvq_u8(x) == 0; }
+#endif
+
 /// True when every joint slot of the W vertices from v (their whole region, joints_checkable) is
 /// within the palette: the group may then skip per-index clamping. The one check costs a few
 /// vector instructions per group; a compare and a conditional move per index cost more than the
@@ -145,27 +188,22 @@ KEYBLEND_FORCE_INLINE bool group_in_range(const lbs_args& a, std::size_t v) {
         return any == 0;
     }
 #endif
-    const __m128i last = sizeof(Index) == 2 ? _mm_set1_epi16(static_cast<short>(last_value))
-                                            : _mm_set1_epi8(static_cast<char>(last_value));
-    const auto over = [&last](__m128i x) KEYBLEND_LAMBDA_INLINE {
-        return sizeof(Index) == 2 ? _mm_subs_epu16(x, last) : _mm_subs_epu8(x, last);
-    };
-    __m128i any = _mm_setzero_si128();
+    const index_bytes last = every_index<Index>(last_value);
+    index_bytes any = no_indices();
     std::size_t i = 0;
     if constexpr (Packed) {
         unroll<int(W * K * sizeof(Index) / 16)>([&](auto c) KEYBLEND_LAMBDA_INLINE {
-            any = _mm_or_si128(any, over(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * c))));
+            any = either(any, excess<Index>(load_indices16(p + 16 * c), last));
         });
         i = W * K * sizeof(Index) / 16 * 16;
     } else {
-        for (; i + 16 <= bytes; i += 16)
-            any = _mm_or_si128(any, over(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
+        for (; i + 16 <= bytes; i += 16) any = either(any, excess<Index>(load_indices16(p + i), last));
     }
     if (i + 8 <= bytes) {
-        any = _mm_or_si128(any, over(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + i))));
+        any = either(any, excess<Index>(load_indices8(p + i), last));
         i += 8;
     }
-    bool ok = _mm_movemask_epi8(_mm_cmpeq_epi8(any, _mm_setzero_si128())) == 0xFFFF;
+    bool ok = all_zero(any);
     for (; i < bytes; i += sizeof(Index)) { // a few bytes left over (uint8, odd strides)
         Index j;
         std::memcpy(&j, p + i, sizeof j);
@@ -180,7 +218,7 @@ KEYBLEND_FORCE_INLINE bool group_in_range(const lbs_args& a, std::size_t v) {
 /// 8 slots (joints_checkable), else vertex by vertex.
 template <std::size_t W, int K, class Index, group_mode Mode>
 KEYBLEND_FORCE_INLINE bool group_joints_ok(const lbs_args& a, std::size_t v) {
-#if KEYBLEND_SIMD_SSE2
+#if KEYBLEND_SIMD_F4
     if constexpr (packed(Mode)) {
         return group_in_range<W, K, Index, true>(a, v);
     } else {

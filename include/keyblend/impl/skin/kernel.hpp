@@ -11,6 +11,7 @@
 #endif
 
 #include "lanes_avx2.hpp"
+#include "lanes_neon.hpp"
 
 namespace keyblend {
 namespace impl {

@@ -25,7 +25,7 @@ namespace skin {
 // The lane types of impl/simd/lanes.hpp; the skinning kernels use 8 lanes at most (see the
 // tuning table), so `widest` here is f8 on AVX-512 too.
 using lanes::f1;
-#if KEYBLEND_SIMD_SSE2
+#if KEYBLEND_SIMD_F4
 using lanes::f4;
 #endif
 #if KEYBLEND_SIMD_AVX2
@@ -46,6 +46,9 @@ inline constexpr simd_isa isa = simd_isa::avx2;
 #elif KEYBLEND_SIMD_SSE2
 using widest = f4;
 inline constexpr simd_isa isa = simd_isa::sse2;
+#elif KEYBLEND_SIMD_NEON
+using widest = f4;
+inline constexpr simd_isa isa = simd_isa::neon;
 #else
 using widest = f1;
 inline constexpr simd_isa isa = simd_isa::scalar;

@@ -1,5 +1,5 @@
-// keyblend — 4-lane skinning (SSE2): shuffles and transposes, blending a vertex's matrices in
-// registers, lane_ops<f4>. Internal.
+// keyblend — 4-lane skinning (SSE2): shuffles and transposes (shared with the 8-lane kernels, which
+// use them within 128-bit lanes), lane_ops<f4>. The matrix blend is matrix_blend.hpp's. Internal.
 //
 // SPDX-License-Identifier: MIT
 // One pass of kernels per instruction set (impl/simd/target.hpp): included again in each.
@@ -10,7 +10,7 @@
 #define KEYBLEND_PASS_GUARD_SKIN_LANES_SSE_HPP
 #endif
 
-#include "joints.hpp"
+#include "matrix_blend.hpp"
 
 namespace keyblend {
 namespace impl {
@@ -67,127 +67,6 @@ KEYBLEND_FORCE_INLINE void rows_of(R x, R y, R z, R (&r)[4]) {
     r[3] = shuffle<_MM_SHUFFLE(3, 2, 3, 2)>(xy23, zz23);
 }
 
-/// Calls f(i, off, wp) for each of the N vertices of a group from v, with i an
-/// std::integral_constant (0 .. N-1), off vertex v + i's K palette offsets (clamped in the general
-/// mode) and wp its weights; for K = 0 (the dynamic path) off and wp are null. The walk over the
-/// joints and weights that every lane type blending whole matrices per vertex shares.
-template <int N, int K, class Index, group_mode Mode, class F>
-KEYBLEND_FORCE_INLINE void for_each_vertex(const lbs_args& a, std::size_t v, F&& f) {
-    // In the packed modes the strides are constants: the vertices' addresses fold into the loads,
-    // leaving integer registers for the palette offsets.
-    constexpr int implied = implied_of(Mode);
-    constexpr std::size_t js = K * sizeof(Index), ws = (K > 0 ? K - (implied == 1) : 0) * sizeof(float);
-    constexpr bool general = !packed(Mode);
-    const unsigned char* jp = a.joints + v * (general ? a.joint_stride : js);
-    const unsigned char* wp = a.weights + v * (general ? a.weight_stride : ws);
-    unroll<N>([&](auto i) KEYBLEND_LAMBDA_INLINE {
-        if constexpr (K == 0) {
-            f(i, nullptr, nullptr);
-        } else if constexpr (general) {
-            std::uint32_t off[std::size_t(K)];
-            fast_joints<K, Index>(jp, off);
-            f(i, off, wp);
-            jp += a.joint_stride;
-            wp += a.weight_stride;
-        } else {
-            std::uint32_t off[std::size_t(K)];
-            // (Only where the last word's exact read takes more than one load, its bytes not a
-            // power of 2: 3, 5, 6 or 7; and the whole words end within the group's joints.)
-            constexpr std::size_t tail = js % 8, read = (js + 7) / 8 * 8;
-            constexpr bool whole = (tail & (tail - 1)) != 0 && decltype(i)::value * js + read <= N * js;
-            fast_joints<K, Index, whole>(jp + i * js, off);
-            f(i, off, wp + i * ws);
-        }
-    });
-}
-
-/// 16 bytes at p in every 128-bit lane of a V (a plain load for f4).
-template <class V>
-V broadcast_lanes(const unsigned char* p);
-template <>
-KEYBLEND_FORCE_INLINE f4 broadcast_lanes<f4>(const unsigned char* p) {
-    return {_mm_loadu_ps(reinterpret_cast<const float*>(p))};
-}
-#if KEYBLEND_SIMD_AVX2
-template <>
-KEYBLEND_FORCE_INLINE f8 broadcast_lanes<f8>(const unsigned char* p) {
-    return {_mm256_broadcast_ps(reinterpret_cast<const __m128*>(p))};
-}
-#endif
-
-/// One vertex's matrix blended in registers, for the lane types that hold a whole 4x4 matrix in
-/// 16 / V::width registers: c[q] = floats q * V::width .. of the blend (column-major). The dynamic
-/// path (K = 0) reads vertex v's influences one at a time; the fast path takes its K palette
-/// offsets and its weights at wp. Implied: 1 when the last weight is implied, 0 when not, -1 to
-/// ask the job.
-template <class V, int K, class Index, int Implied>
-KEYBLEND_FORCE_INLINE void blend_matrix(const lbs_args& a, std::size_t v, const std::uint32_t* off,
-                                       const unsigned char* wp, V (&c)[16 / V::width]) {
-    constexpr int parts = int(16 / V::width);
-    if constexpr (K == 0) {
-        std::size_t joint[8];
-        float weight[8];
-        const std::size_t n = read_influences<Index>(a, v, joint, weight);
-        unroll<parts>([&](auto q) KEYBLEND_LAMBDA_INLINE { c[q] = V::set1(0.0f); });
-        for (std::size_t i = 0; i < n; ++i) {
-            const float* p = a.palette + 16 * joint[i];
-            const V w = V::set1(weight[i]);
-            unroll<parts>([&](auto q) KEYBLEND_LAMBDA_INLINE { c[q] = fmadd(w, V::load(p + q * V::width), c[q]); });
-        }
-    } else {
-        (void)v;
-        const bool implied = Implied >= 0 ? Implied == 1 : a.implied;
-        if constexpr (K == 1 && Implied >= 1) {
-            // One influence: the palette matrix itself. Implied, its weight is 1 - 0 (1 * x is x,
-            // bit for bit); stored and Implied 2 (group_mode::packed_scaled), the kernel scales
-            // the transformed vertices instead: 6 multiplies per 8-vertex group, not 16.
-            (void)wp;
-            unroll<parts>([&](auto q) KEYBLEND_LAMBDA_INLINE { c[q] = V::load(a.palette + q * V::width + off[0]); });
-            return;
-        }
-        // The weights. 8-wide, up to 3 slots: each a broadcast load of exactly the stored weights,
-        // which costs a load but no shuffle (loads are the scarcer resource past 3 slots: two
-        // matrix halves per slot). Otherwise one 128-bit load (two for K > 4) in every lane, each
-        // weight broadcast by an in-lane shuffle. (weight_read says how many bytes, for
-        // simd_guard.)
-        V w[std::size_t(K)];
-        if constexpr ((V::width == 8 && K <= 3) || V::width == 16) {
-            unroll<K>([&](auto i) KEYBLEND_LAMBDA_INLINE {
-                float x = 0.0f;
-                if constexpr (i + 1 == K && Implied == 1) return; // computed below, not stored
-                if (i + 1 < K || !implied) std::memcpy(&x, wp + 4 * i, sizeof x);
-                w[i] = V::set1(x);
-            });
-        } else {
-            const V lo = broadcast_lanes<V>(wp);
-            V hi = lo;
-            if constexpr (K > 4) hi = broadcast_lanes<V>(wp + 16);
-            unroll<K>([&](auto i) KEYBLEND_LAMBDA_INLINE {
-                const V src = i < 4 ? lo : hi;
-                w[i] = V{shuffle<(i % 4) * 0x55>(src.v, src.v)};
-            });
-        }
-        if (implied) {
-            // 1 - sum of the others, summed in slot order (as read_influences does, from 0: the
-            // same bits, since 0 + w differs from w only in the sign of a zero w, and then so
-            // does the sum, whose difference from 1 is 1 either way).
-            if constexpr (K == 1) {
-                w[0] = V::set1(1.0f);
-            } else {
-                V sum = w[0];
-                unroll<K - 2>([&](auto i) KEYBLEND_LAMBDA_INLINE { sum = sum + w[i + 1]; });
-                w[K - 1] = V::set1(1.0f) - sum;
-            }
-        }
-        // One base pointer per part, so that each load folds base + offset * 4 into its address.
-        unroll<parts>([&](auto q) KEYBLEND_LAMBDA_INLINE {
-            const float* base = a.palette + q * V::width;
-            c[q] = w[0] * V::load(base + off[0]);
-            unroll<K - 1>([&](auto i) KEYBLEND_LAMBDA_INLINE { c[q] = fmadd(w[i + 1], V::load(base + off[i + 1]), c[q]); });
-        });
-    }
-}
-
 template <>
 struct lane_ops<f4> {
     using V = f4;
@@ -198,13 +77,8 @@ struct lane_ops<f4> {
     /// False (and nothing blended) when a packed-mode group holds an index outside the palette.
     template <int K, class Index, group_mode Mode>
     KEYBLEND_FORCE_INLINE static bool blend(const lbs_args& a, std::size_t v, V (&m)[12]) {
-        if constexpr (K > 0)
-            if (!group_joints_ok<4, K, Index, Mode>(a, v)) return false;
         V c[4][4]; // c[i][q]: column q of vertex v + i
-        for_each_vertex<4, K, Index, Mode>(
-            a, v, [&](auto i, const std::uint32_t* off, const unsigned char* wp) KEYBLEND_LAMBDA_INLINE {
-                blend_matrix<V, K, Index, implied_of(Mode)>(a, v + std::size_t(i), off, wp, c[i]);
-            });
+        if (!blend_vertices<4, V, K, Index, Mode>(a, v, c)) return false;
         unroll<4>([&](auto q) KEYBLEND_LAMBDA_INLINE {
             const __m128 r[4] = {c[0][q].v, c[1][q].v, c[2][q].v, c[3][q].v};
             transpose3(r, m[3 * q].v, m[3 * q + 1].v, m[3 * q + 2].v);

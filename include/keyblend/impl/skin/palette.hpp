@@ -10,7 +10,7 @@
 #define KEYBLEND_PASS_GUARD_SKIN_PALETTE_HPP
 #endif
 
-#include "../simd/isa.hpp"
+#include "../simd/lanes.hpp"
 
 #include <string>
 
@@ -38,10 +38,10 @@ inline status check_palette(const palette_job& job) {
 }
 
 /// out = a * b for 4x4 matrices (any, not only affine): column c of the product is a's columns
-/// weighted by column c of b, summed left to right as glm's operator* does. With SSE each column
-/// is four broadcasts, four multiplies and three adds on a's columns held in registers; with AVX2
-/// two columns at a time: a's columns in both halves of a register, b's two columns loaded as one
-/// and their elements spread by in-lane shuffles. The results equal `a * b` within float rounding
+/// weighted by column c of b, summed left to right as glm's operator* does. With 4-float lanes
+/// (SSE2, NEON) each column is four broadcasts, four multiplies and three adds on a's columns
+/// held in registers; with AVX2 two columns at a time: a's columns in both halves of a register,
+/// b's two columns loaded as one and their elements spread by in-lane shuffles. The results equal `a * b` within float rounding
 /// (the compiler may contract either into fused multiply-adds).
 inline void multiply_mat4(const glm::mat4& a, const glm::mat4& b, glm::mat4& out) {
 #if KEYBLEND_SIMD_AVX2
@@ -58,18 +58,18 @@ inline void multiply_mat4(const glm::mat4& a, const glm::mat4& b, glm::mat4& out
         r = _mm256_add_ps(r, _mm256_mul_ps(a3, _mm256_permute_ps(col, 0xFF)));
         _mm256_storeu_ps(po + 4 * c, r);
     }
-#elif KEYBLEND_SIMD_SSE2
+#elif KEYBLEND_SIMD_F4
+    using lanes::f4;
     const float* pa = &a[0][0];
     const float* pb = &b[0][0];
     float* po = &out[0][0];
-    const __m128 a0 = _mm_loadu_ps(pa), a1 = _mm_loadu_ps(pa + 4), a2 = _mm_loadu_ps(pa + 8),
-                 a3 = _mm_loadu_ps(pa + 12);
+    const f4 a0 = f4::load(pa), a1 = f4::load(pa + 4), a2 = f4::load(pa + 8), a3 = f4::load(pa + 12);
     for (int c = 0; c < 4; ++c) {
         const float* col = pb + 4 * c;
-        __m128 r = _mm_add_ps(_mm_mul_ps(a0, _mm_set1_ps(col[0])), _mm_mul_ps(a1, _mm_set1_ps(col[1])));
-        r = _mm_add_ps(r, _mm_mul_ps(a2, _mm_set1_ps(col[2])));
-        r = _mm_add_ps(r, _mm_mul_ps(a3, _mm_set1_ps(col[3])));
-        _mm_storeu_ps(po + 4 * c, r);
+        f4 r = a0 * f4::set1(col[0]) + a1 * f4::set1(col[1]);
+        r = r + a2 * f4::set1(col[2]);
+        r = r + a3 * f4::set1(col[3]);
+        r.store(po + 4 * c);
     }
 #else
     out = a * b;
