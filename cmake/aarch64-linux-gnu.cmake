@@ -42,5 +42,13 @@ if(NOT DEFINED CMAKE_CROSSCOMPILING_EMULATOR)
     set(CMAKE_CROSSCOMPILING_EMULATOR
         ${KEYBLEND_QEMU_AARCH64} ${KEYBLEND_AARCH64_SYSROOT}/lib/ld-linux-aarch64.so.1
         --library-path ${KEYBLEND_AARCH64_SYSROOT}/lib:/lib/aarch64-linux-gnu:/usr/lib/aarch64-linux-gnu)
+  else()
+    get_property(said GLOBAL PROPERTY KEYBLEND_QEMU_MISSING_SAID) # (this file is read several times)
+    if(NOT said AND NOT CMAKE_IN_TRY_COMPILE)
+      set_property(GLOBAL PROPERTY KEYBLEND_QEMU_MISSING_SAID TRUE)
+      message(WARNING "qemu-aarch64 not found (Debian: qemu-user): the ARM programs cannot run here, and "
+                      "building tests fails where ctest's discovery runs them (KEYBLEND_BUILD_TESTS=OFF "
+                      "builds the libraries alone)")
+    endif()
   endif()
 endif()
