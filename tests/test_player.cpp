@@ -126,7 +126,11 @@ TEST_CASE("player: the classic scenario, Walk on the legs and Shoot on the arms 
         for (std::size_t j : {0u, 5u}) CHECK(bit_equal(f.p.local()[j], f.s.bind_local()[j]));
         std::vector<glm::mat4> model;
         local_to_model(f.s, f.p.local(), model);
+#if defined(__FAST_MATH__) // (the two paths' products may be contracted differently)
+        CHECK(worst_diff(model, f.p.model()) < 1e-5f);
+#else
         CHECK(worst_diff(model, f.p.model()) == 0.0f);
+#endif
     }
 }
 

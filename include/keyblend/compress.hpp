@@ -228,6 +228,10 @@ inline float clip_time(const compressed_clip& c, double ticks);
 /// met (a discontinuity or a curve that max_sample_rate cannot follow) is reported (bound_met
 /// false, and a note), not an error. Time: linear in the clip's length, a few tens of
 /// milliseconds for a few seconds of a 60-joint skeleton.
+///
+/// The guarantee assumes IEEE arithmetic: compile the file that runs compress_job (a tool, a
+/// build step) without -ffast-math, whose reassociation can miss the bound on far-from-origin
+/// translations and cuts. Sampling (compressed_sampling_job) has no such requirement.
 struct compress_job {
     /// The clip and the skeleton it animates (validate_clip must accept them).
     const clip* input = nullptr;
