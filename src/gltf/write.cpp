@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -438,7 +439,7 @@ std::size_t writer::add_data(const std::vector<T>& values, unsigned component_ty
 
 double writer::model_size() const {
     const skeleton& s = *a_.skeleton;
-    glm::dvec3 lo(INFINITY), hi(-INFINITY);
+    glm::dvec3 lo(std::numeric_limits<double>::infinity()), hi(-std::numeric_limits<double>::infinity());
     const auto add = [&](const glm::vec3& p) {
         if (!is_finite(p)) return;
         lo = glm::min(lo, glm::dvec3(p));
