@@ -74,46 +74,14 @@ ozz_model make_ozz_model() {
         if (v < 0) fail("joint names do not match (duplicate or empty names)");
 
     for (const keyblend::clip& c : m.clips) {
-        const double tps = double(c.ticks_per_second);
-        oo::RawAnimation a;
-        a.duration = float(double(c.duration) / tps);
-        a.tracks.resize(s.size());
-        std::vector<const keyblend::channel*> of_joint(s.size(), nullptr);
-        for (const keyblend::channel& ch : c.channels) of_joint[ch.joint] = &ch;
-        const auto sec = [&](float ticks) { return float(double(ticks) / tps); };
-        for (std::size_t j = 0; j < s.size(); ++j) {
-            oo::RawAnimation::JointTrack& tr = a.tracks[std::size_t(o.ozz_of_joint[j])];
-            const keyblend::transform& b = s.bind_transforms()[j];
-            const keyblend::channel* ch = of_joint[j];
-            if (ch && !ch->translation.empty())
-                for (std::size_t k = 0; k < ch->translation.size(); ++k) {
-                    const glm::vec3& v = ch->translation.value(k);
-                    tr.translations.push_back({sec(ch->translation.time(k)), om::Float3(v.x, v.y, v.z)});
-                }
-            else
-                tr.translations.push_back({0.0f, om::Float3(b.translation.x, b.translation.y, b.translation.z)});
-            if (ch && !ch->rotation.empty())
-                for (std::size_t k = 0; k < ch->rotation.size(); ++k) {
-                    const glm::quat& q = ch->rotation.value(k);
-                    tr.rotations.push_back({sec(ch->rotation.time(k)), om::Quaternion(q.x, q.y, q.z, q.w)});
-                }
-            else
-                tr.rotations.push_back({0.0f, om::Quaternion(b.rotation.x, b.rotation.y, b.rotation.z, b.rotation.w)});
-            if (ch && !ch->scale.empty())
-                for (std::size_t k = 0; k < ch->scale.size(); ++k) {
-                    const glm::vec3& v = ch->scale.value(k);
-                    tr.scales.push_back({sec(ch->scale.time(k)), om::Float3(v.x, v.y, v.z)});
-                }
-            else
-                tr.scales.push_back({0.0f, om::Float3(b.scale.x, b.scale.y, b.scale.z)});
-        }
-        if (!a.Validate()) fail("a RawAnimation does not validate (matrix keys are not converted)");
+        const oo::RawAnimation a = kbozz::raw_animation(s, c, o.ozz_of_joint);
+        if (!a.Validate()) fail("a RawAnimation does not validate");
         o.animations.push_back(oo::AnimationBuilder()(a));
         if (!o.animations.back()) fail("AnimationBuilder failed");
     }
-    for (std::size_t b = 0; b < m.bone_joint.size(); ++b) {
-        o.bone_joint.push_back(o.ozz_of_joint[m.bone_joint[b]]);
-        o.bone_offset.push_back(to_ozz(m.bone_offset[b]));
+    for (const keyblend::skin_bone& b : m.bones) {
+        o.bone_joint.push_back(o.ozz_of_joint[b.joint]);
+        o.bone_offset.push_back(to_ozz(b.offset));
     }
     const std::size_t k = m.influences;
     for (std::size_t v = 0; v < m.positions.size(); ++v)

@@ -54,14 +54,18 @@ inline sampling_state& sampling_state::operator=(const sampling_state& other) {
 } // namespace impl
 
 namespace impl {
-inline status check_job(const sampling_job& job) {
+/// The null checks of a sampling job's members (sampling_job, compressed_sampling_job: the same
+/// members), the first missing one named.
+template <class Job>
+status check_sampling_members(const Job& job, const char* job_name) {
     if (!job.clip || !job.skeleton || !job.context || !job.output)
-        return make_error(errc::invalid_argument, std::string("sampling_job: no ") +
+        return make_error(errc::invalid_argument, std::string(job_name) + ": no " +
                                                       (!job.clip ? "clip" : !job.skeleton ? "skeleton"
                                                                         : !job.context  ? "sampling context"
                                                                                         : "output pose"));
     return {};
 }
+inline status check_job(const sampling_job& job) { return check_sampling_members(job, "sampling_job"); }
 } // namespace impl
 
 inline status sampling_job::validate() const {

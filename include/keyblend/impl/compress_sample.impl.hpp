@@ -568,13 +568,7 @@ inline compressed_sampling_context& compressed_sampling_context::operator=(const
 namespace impl {
 /// The null checks of compressed_sampling_job (validate and run).
 inline status check_job(const compressed_sampling_job& job) {
-    if (!job.clip || !job.skeleton || !job.context || !job.output)
-        return make_error(errc::invalid_argument, std::string("compressed_sampling_job: no ") +
-                                                      (!job.clip       ? "clip"
-                                                       : !job.skeleton ? "skeleton"
-                                                       : !job.context  ? "sampling context"
-                                                                       : "output pose"));
-    return {};
+    return check_sampling_members(job, "compressed_sampling_job");
 }
 } // namespace impl
 

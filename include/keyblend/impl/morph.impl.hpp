@@ -16,6 +16,8 @@ namespace morph {
 /// an input element has (3, or 4 for tangents).
 struct attribute {
     const char* name;
+    const char* in_name;  // "in_" + name
+    const char* out_name; // "out_" + name
     strided_span<const float> in;
     strided_span<float> out;
     strided_span<const float> morph_target_streams::*member;
@@ -24,11 +26,13 @@ struct attribute {
 
 inline std::size_t attributes_of(const morph_job& j, attribute (&out)[3]) {
     std::size_t n = 0;
-    out[n++] = {"positions", j.in_positions, j.out_positions, &morph_target_streams::positions, 3};
+    out[n++] = {"positions", "in_positions", "out_positions", j.in_positions, j.out_positions,
+                &morph_target_streams::positions, 3};
     if (!j.in_normals.empty() || !j.out_normals.empty())
-        out[n++] = {"normals", j.in_normals, j.out_normals, &morph_target_streams::normals, 3};
+        out[n++] = {"normals", "in_normals", "out_normals", j.in_normals, j.out_normals, &morph_target_streams::normals, 3};
     if (!j.in_tangents.empty() || !j.out_tangents.empty())
-        out[n++] = {"tangents", j.in_tangents, j.out_tangents, &morph_target_streams::tangents, 4};
+        out[n++] = {"tangents", "in_tangents", "out_tangents", j.in_tangents, j.out_tangents,
+                    &morph_target_streams::tangents, 4};
     return n;
 }
 
@@ -58,17 +62,18 @@ inline status check(const morph_job& j, std::size_t& begin, std::size_t& end) {
     attribute a[3];
     const std::size_t count = attributes_of(j, a);
     for (std::size_t i = 0; i < count; ++i) {
-        const std::string in_name = std::string("in_") + a[i].name, out_name = std::string("out_") + a[i].name;
-        const span_info in = info(in_name.c_str(), a[i].in, a[i].components);
-        const span_info out = info(out_name.c_str(), a[i].out, a[i].components);
+        const span_info in = info(a[i].in_name, a[i].in, a[i].components);
+        const span_info out = info(a[i].out_name, a[i].out, a[i].components);
         if (status s = check_span(in, n, sizeof(float)); !s) return s;
         if (status s = check_span(out, n, sizeof(float)); !s) return s;
         for (std::size_t t = 0; t < j.targets.size(); ++t) {
             const strided_span<const float>& d = j.targets[t].*(a[i].member);
             if (d.empty()) continue;
-            const std::string name = target_stream_name(t, a[i].name);
-            span_info di = info(name.c_str(), d, 3);
-            if (status s = check_span(di, n, sizeof(float)); !s) return s;
+            // (The target's name is only spelled out for the message: run() allocates nothing.)
+            if (!check_span(info("", d, 3), n, sizeof(float))) {
+                const std::string name = target_stream_name(t, a[i].name);
+                return check_span(info(name.c_str(), d, 3), n, sizeof(float));
+            }
         }
     }
     // Aliasing: each output against every other stream (its own input may be the very same).
