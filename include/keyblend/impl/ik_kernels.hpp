@@ -178,7 +178,7 @@ template <unsigned Dim>
 KEYBLEND_FORCE_INLINE void gather(const float* const* rows, lanes::f1* out) {
     lanes::load_transposed<Dim>(rows, out);
 }
-#if KEYBLEND_SIMD_SSE2
+#if KEYBLEND_SIMD_F4
 template <unsigned Dim>
 KEYBLEND_FORCE_INLINE void gather(const float* const* rows, lanes::f4* out) {
     lanes::load_transposed<Dim>(rows, out);
@@ -231,6 +231,20 @@ struct nonfinite_lanes<lanes::f4> {
     }
     KEYBLEND_FORCE_INLINE lanes::m4 finite() const {
         return {_mm_castsi128_ps(_mm_cmpgt_epi32(bits, _mm_set1_epi32(-1)))};
+    }
+};
+#endif
+#if KEYBLEND_SIMD_NEON
+template <>
+struct nonfinite_lanes<lanes::f4> {
+    uint32x4_t bits;
+    KEYBLEND_FORCE_INLINE nonfinite_lanes() : bits(vdupq_n_u32(0)) {}
+    KEYBLEND_FORCE_INLINE void add(lanes::f4 x) {
+        const uint32x4_t exponent = vandq_u32(vreinterpretq_u32_f32(x.v), vdupq_n_u32(0x7f800000));
+        bits = vorrq_u32(bits, vaddq_u32(exponent, vdupq_n_u32(0x00800000)));
+    }
+    KEYBLEND_FORCE_INLINE lanes::m4 finite() const {
+        return {vcgeq_s32(vreinterpretq_s32_u32(bits), vdupq_n_s32(0))};
     }
 };
 #endif
