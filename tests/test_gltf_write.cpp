@@ -15,6 +15,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -426,19 +427,20 @@ TEST_CASE("gltf write: every shared .X file converts, reads back, and poses as i
                     }))
                     clips.push_back(c);
             REQUIRE(g->animations.size() == clips.size());
+            // The source's joint model matrices at a tick (the bind pose without a clip).
+            const auto source_model = [&](const clip* c, float tick, std::vector<glm::mat4>& sm) {
+                local_pose sp(s);
+                sampling_context scx;
+                if (c) REQUIRE(kbtest::sample_clip(*c, s, tick, scx, sp));
+                kbtest::local_to_model(s, sp, sm);
+            };
             // Source meshes kept, in order, against the glTF's instances (one per primitive).
             const auto check_pose = [&](const clip* c, const clip* gc, float tick) {
-                local_pose sp, gp;
-                sampling_context scx, gcx;
+                local_pose gp(g->skeleton);
+                sampling_context gcx;
                 std::vector<glm::mat4> sm, gm;
-                if (c) {
-                    REQUIRE(kbtest::sample_clip(*c, s, tick, scx, sp));
-                    REQUIRE(kbtest::sample_clip(*gc, g->skeleton, float(double(tick) / double(c->ticks_per_second)), gcx, gp));
-                } else {
-                    sp = local_pose(s);
-                    gp = local_pose(g->skeleton);
-                }
-                kbtest::local_to_model(s, sp, sm);
+                source_model(c, tick, sm);
+                if (c) REQUIRE(kbtest::sample_clip(*gc, g->skeleton, float(double(tick) / double(c->ticks_per_second)), gcx, gp));
                 kbtest::local_to_model(g->skeleton, gp, gm);
                 for (std::size_t j = 0; j < s.size(); ++j) {
                     const glm::mat4 expect = mirror_z * sm[j] * mirror_z;
@@ -480,7 +482,31 @@ TEST_CASE("gltf write: every shared .X file converts, reads back, and poses as i
                     }
                 }
             };
+            // For the .glb, the same poses for an independent reader (tests/three_poses.mjs, three.js):
+            // the source's mirrored joint model matrices by glTF node, at the bind pose and at up to
+            // 40 of each animation's times from 0 to its end, in seconds.
+            json reference = {{"model_size", size}, {"poses", json::array()}};
+            std::vector<std::size_t> node_of_joint(g->skeleton.size());
+            for (std::size_t n = 0; n < g->joint_of_node.size(); ++n) node_of_joint[g->joint_of_node[n]] = n;
+            const auto record_pose = [&](const clip* c, long animation, float tick) {
+                if (std::string(ext) != ".glb") return;
+                std::vector<glm::mat4> sm;
+                source_model(c, tick, sm);
+                json nodes = json::array(), matrices = json::array();
+                for (std::size_t j = 0; j < s.size(); ++j) {
+                    const glm::mat4 m = mirror_z * sm[j] * mirror_z;
+                    json values = json::array();
+                    for (int e = 0; e < 16; ++e) values.push_back(double(m[e / 4][e % 4]));
+                    nodes.push_back(node_of_joint[joint[j]]);
+                    matrices.push_back(std::move(values));
+                }
+                reference["poses"].push_back({{"animation", animation},
+                                              {"time", c ? double(tick) / double(c->ticks_per_second) : 0.0},
+                                              {"nodes", std::move(nodes)},
+                                              {"matrices", std::move(matrices)}});
+            };
             check_pose(nullptr, nullptr, 0.0f); // the bind pose
+            record_pose(nullptr, -1, 0.0f);
             for (std::size_t ci = 0; ci < clips.size(); ++ci) {
                 const clip& c = *clips[ci];
                 const clip& gc = g->animations[ci].clip;
@@ -504,8 +530,15 @@ TEST_CASE("gltf write: every shared .X file converts, reads back, and poses as i
                     check_pose(&c, &gc, times[i]);
                     ++times_checked;
                 }
+                std::vector<float> recorded;
+                const float last = *keys.rbegin();
+                std::copy_if(times.begin(), times.end(), std::back_inserter(recorded),
+                             [&](float t) { return t >= 0.0f && t <= last; });
+                const std::size_t every = std::max<std::size_t>(1, (recorded.size() + 39) / 40);
+                for (std::size_t i = 0; i < recorded.size(); i += every) record_pose(&c, long(ci), recorded[i]);
                 ++animated;
             }
+            if (std::string(ext) == ".glb") std::ofstream(stem + ".poses.json") << reference.dump();
         }
     }
     MESSAGE(files.size() << " files, " << animated << " animations (both containers), " << times_checked
