@@ -747,7 +747,11 @@ std::unique_ptr<model> load_model(const options& o) {
         m->warnings.assign(m->x->warnings.begin(), m->x->warnings.end());
     }
     // (info lists keyblend's loaders' warnings in its report, convert in its summary)
-    if ((o.command != "info" || (!m->x && !m->b && !m->g)) && o.command != "convert")
+    bool own_loader = m->x || m->b;
+#ifdef KEYBLEND_TOOL_GLTF
+    own_loader = own_loader || m->g;
+#endif
+    if ((o.command != "info" || !own_loader) && o.command != "convert")
         for (const keyblend::error& w : m->warnings)
             std::fprintf(stderr, "keyblend: warning: %s\n", w.message.c_str());
     return m;

@@ -24,14 +24,16 @@ cxxfilt=llvm-cxxfilt-14
 for tool in "$clang" "$opt" "$cxxfilt"; do
   command -v "$tool" > /dev/null || { echo "recursion_audit: $tool not found (Debian: clang-14 llvm-14)" >&2; exit 1; }
 done
-allowed='keyblend::impl::skin::[a-z0-9_]*::(lbs_kernel|lbs_group_clamped)<|^nlohmann::[a-z0-9_]*::detail::serializer<.*>::dump\('
-flags=(-std=c++17 -O0 -w -Iinclude -Iexamples -DKEYBLEND_IO_LIBRARY -DKEYBLEND_TOOL_ASSIMP)
+allowed='keyblend::impl::([a-z0-9_]+::)?skin::([a-z0-9_]+::)?(lbs_kernel|lbs_group_clamped)<|^nlohmann::[a-z0-9_]*::detail::serializer<.*>::dump\('
+flags=(-std=c++17 -O0 -w -Iinclude -Iexamples -DKEYBLEND_IO_LIBRARY -DKEYBLEND_TOOL_ASSIMP -DKEYBLEND_TOOL_GLTF)
 units=(src/*/*.cpp examples/*.cpp)
 failed=0
 for unit in "${units[@]}"; do
   case "$unit" in examples/d3d9_*) continue ;; esac # Windows only (its frame walk is a loop)
   ir="$work/$(echo "$unit" | tr '/' '_').ll"
-  "$clang" "${flags[@]}" -S -emit-llvm "$unit" -o "$ir"
+  unit_flags=()
+  case "$unit" in src/kernels/*) unit_flags=(-DKEYBLEND_KERNELS_LIBRARY) ;; esac # (as keyblend::kernels builds it)
+  "$clang" "${flags[@]}" "${unit_flags[@]}" -S -emit-llvm "$unit" -o "$ir"
   # Each SCC on one line: "SCC #n : f, g, " with "(Has self-loop)" when a function calls itself.
   cycles=$("$opt" -enable-new-pm=0 -print-callgraph-sccs -disable-output "$ir" 2>&1 |
            grep -E 'Has self-loop|, .+, ' | grep -v 'external node' | "$cxxfilt" || true)
