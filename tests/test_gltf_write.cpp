@@ -485,11 +485,12 @@ TEST_CASE("gltf write: every shared .X file converts, reads back, and poses as i
             // For the .glb, the same poses for an independent reader (tests/three_poses.mjs, three.js):
             // the source's mirrored joint model matrices by glTF node, at the bind pose and at up to
             // 40 of each animation's times from 0 to its end, in seconds.
+            const bool glb = std::string(ext) == ".glb";
             json reference = {{"model_size", size}, {"poses", json::array()}};
             std::vector<std::size_t> node_of_joint(g->skeleton.size());
             for (std::size_t n = 0; n < g->joint_of_node.size(); ++n) node_of_joint[g->joint_of_node[n]] = n;
             const auto record_pose = [&](const clip* c, long animation, float tick) {
-                if (std::string(ext) != ".glb") return;
+                if (!glb) return;
                 std::vector<glm::mat4> sm;
                 source_model(c, tick, sm);
                 json nodes = json::array(), matrices = json::array();
@@ -538,7 +539,7 @@ TEST_CASE("gltf write: every shared .X file converts, reads back, and poses as i
                 for (std::size_t i = 0; i < recorded.size(); i += every) record_pose(&c, long(ci), recorded[i]);
                 ++animated;
             }
-            if (std::string(ext) == ".glb") std::ofstream(stem + ".poses.json") << reference.dump();
+            if (glb) std::ofstream(stem + ".poses.json") << reference.dump();
         }
     }
     MESSAGE(files.size() << " files, " << animated << " animations (both containers), " << times_checked
