@@ -13,6 +13,8 @@
 
 #include "draco.hpp"
 
+#include <keyblend/impl/simd/isa.hpp>
+
 #include <simdjson.h>
 
 #include <algorithm>
@@ -63,7 +65,7 @@ enum component_type : unsigned {
     float_type = 5126,
 };
 
-unsigned component_size(unsigned type) {
+constexpr unsigned component_size(unsigned type) {
     switch (type) {
     case byte_type:
     case unsigned_byte_type: return 1;
@@ -151,12 +153,14 @@ std::string excerpt(std::string_view s) {
 class place {
 public:
     place(const std::string& text) : text_(&text) {}
+    place(const char* text) : chars_(text) {}
     template <class F, class = std::enable_if_t<std::is_invocable_r_v<std::string, const F&>>>
     place(const F& make) : make_([](const void* f) { return (*static_cast<const F*>(f))(); }), context_(&make) {}
-    std::string str() const { return text_ ? *text_ : make_(context_); }
+    std::string str() const { return text_ ? *text_ : chars_ ? std::string(chars_) : make_(context_); }
 
 private:
     const std::string* text_ = nullptr;
+    const char* chars_ = nullptr;
     std::string (*make_)(const void*) = nullptr;
     const void* context_ = nullptr;
 };
@@ -289,37 +293,37 @@ private:
         return object.at_key(key).get(out) == simdjson::SUCCESS;
     }
     /// obj[key] as an array (absent: false, no report; wrong type: reported as a problem).
-    bool array_member(dom::object object, const char* key, const std::string& where, dom::array& out) {
+    bool array_member(dom::object object, const char* key, const place& where, dom::array& out) {
         dom::element e;
         if (!member(object, key, e)) return false;
         if (e.get(out) != simdjson::SUCCESS) {
-            problem(errc::parse_error, at(where, key), "expected an array; ignored", warning_action::dropped);
+            problem(errc::parse_error, at(where.str(), key), "expected an array; ignored", warning_action::dropped);
             return false;
         }
         return true;
     }
-    bool object_member(dom::object object, const char* key, const std::string& where, dom::object& out) {
+    bool object_member(dom::object object, const char* key, const place& where, dom::object& out) {
         dom::element e;
         if (!member(object, key, e)) return false;
         if (e.get(out) != simdjson::SUCCESS) {
-            problem(errc::parse_error, at(where, key), "expected an object; ignored", warning_action::dropped);
+            problem(errc::parse_error, at(where.str(), key), "expected an object; ignored", warning_action::dropped);
             return false;
         }
         return true;
     }
     /// obj[key] as an index < count: the index, or npos when absent (silently) or invalid (reported).
-    std::size_t index_member(dom::object object, const char* key, const std::string& where, std::size_t count,
+    std::size_t index_member(dom::object object, const char* key, const place& where, std::size_t count,
                              const char* what) {
         dom::element e;
         if (!member(object, key, e)) return npos;
         std::uint64_t v = 0;
         if (e.get(v) != simdjson::SUCCESS) {
-            problem(errc::parse_error, at(where, key), "expected a non-negative integer; ignored",
+            problem(errc::parse_error, at(where.str(), key), "expected a non-negative integer; ignored",
                     warning_action::dropped);
             return npos;
         }
         if (v >= count) {
-            problem(errc::out_of_range, at(where, key),
+            problem(errc::out_of_range, at(where.str(), key),
                     std::to_string(v) + " is not the index of one of the " + std::to_string(count) + " " + what +
                         "; ignored",
                     warning_action::dropped, static_cast<std::size_t>(v));
@@ -328,7 +332,7 @@ private:
         return static_cast<std::size_t>(v);
     }
     /// obj[key] as an unsigned integer; `fallback` when absent or invalid (reported).
-    std::size_t size_member(dom::object object, const char* key, const std::string& where, std::size_t fallback,
+    std::size_t size_member(dom::object object, const char* key, const place& where, std::size_t fallback,
                             bool& bad) {
         dom::element e;
         bad = false;
@@ -336,7 +340,7 @@ private:
         std::uint64_t v = 0;
         if (e.get(v) != simdjson::SUCCESS || v > (std::uint64_t{1} << 53)) {
             bad = true;
-            problem(errc::parse_error, at(where, key), "expected a non-negative integer", warning_action::dropped);
+            problem(errc::parse_error, at(where.str(), key), "expected a non-negative integer", warning_action::dropped);
             return fallback;
         }
         return static_cast<std::size_t>(v);
@@ -348,11 +352,11 @@ private:
         return std::string(s);
     }
     /// obj[key] as `n` finite numbers; false when absent; reported when malformed.
-    bool numbers_member(dom::object object, const char* key, const std::string& where, std::size_t n, float* out) {
+    bool numbers_member(dom::object object, const char* key, const place& where, std::size_t n, float* out) {
         dom::array a;
         if (!array_member(object, key, where, a)) return false;
         if (a.size() != n) {
-            problem(errc::size_mismatch, at(where, key),
+            problem(errc::size_mismatch, at(where.str(), key),
                     "expected " + std::to_string(n) + " numbers, found " + std::to_string(a.size()) + "; ignored",
                     warning_action::dropped);
             return false;
@@ -361,7 +365,7 @@ private:
         for (dom::element e : a) {
             double d = 0.0;
             if (e.get(d) != simdjson::SUCCESS || !is_finite(static_cast<float>(d))) {
-                problem(errc::non_finite, at(at(where, key), i), "expected a finite number; ignored",
+                problem(errc::non_finite, at(at(where.str(), key), i), "expected a finite number; ignored",
                         warning_action::dropped);
                 return false;
             }
@@ -950,8 +954,20 @@ bool loader::read_accessor(std::size_t index, unsigned components, std::size_t m
             std::size_t offsets[16];
             for (unsigned c = 0; c < components; ++c) offsets[c] = a.component_offset(c);
             T* o = out.data();
+            // Components one after another (no matrix column padding, no gap between elements):
+            // one flat loop the compiler vectorises.
+            const bool packed = a.element_size == std::size_t{components} * a.size && a.stride == a.element_size;
             // One loop per component type, so that the conversion is resolved outside it.
             const auto each = [&](auto type) {
+                if (packed) {
+                    constexpr std::size_t size = component_size(decltype(type)::value);
+                    const std::size_t n = a.count * components;
+                    if (a.normalized)
+                        for (std::size_t i = 0; i < n; ++i) o[i] = convert(base + i * size, type.value, true);
+                    else
+                        for (std::size_t i = 0; i < n; ++i) o[i] = convert(base + i * size, type.value, false);
+                    return;
+                }
                 for (std::size_t e = 0; e < a.count; ++e, base += a.stride)
                     for (unsigned c = 0; c < components; ++c) *o++ = convert(base + offsets[c], type.value, a.normalized);
             };
@@ -1124,12 +1140,12 @@ bool loader::hierarchy() {
     for (std::size_t p = 0; p < n && ok(); ++p) {
         for (std::size_t k = 0; k < nodes_[p].children.size(); ++k) {
             const std::size_t c = nodes_[p].children[k];
-            const std::string where = at(at(at("/nodes", p), "children"), k);
+            const auto where = [&] { return at(at(at("/nodes", p), "children"), k); };
             if (c == p) {
-                problem(errc::cycle, where, "node " + std::to_string(p) + " is its own child; link ignored",
+                problem(errc::cycle, where(), "node " + std::to_string(p) + " is its own child; link ignored",
                         warning_action::dropped, p);
             } else if (parent_[c] != npos) {
-                problem(errc::cycle, where,
+                problem(errc::cycle, where(),
                         "node " + std::to_string(c) + " is already a child of node " + std::to_string(parent_[c]) +
                             " (a node has one parent); link ignored",
                         warning_action::dropped, c);
@@ -1410,6 +1426,92 @@ struct influence {
     float weight;
 };
 
+/// The largest of `n` values (in eight lanes, which compilers vectorise).
+std::uint32_t largest_of(const std::uint32_t* v, std::size_t n) {
+    std::uint32_t lane[8] = {};
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (std::size_t j = 0; j < 8; ++j) lane[j] = v[i + j] > lane[j] ? v[i + j] : lane[j];
+    std::uint32_t largest = 0;
+    for (; i < n; ++i) largest = v[i] > largest ? v[i] : largest;
+    for (std::uint32_t x : lane) largest = x > largest ? x : largest;
+    return largest;
+}
+
+/// What ordering a primitive's influences found, for its warnings.
+struct influence_tally {
+    std::size_t most = 0; ///< the most influences a vertex keeps
+    std::size_t bad_weight = 0, bad_joint = 0, off_sum = 0, first_bad = 0;
+    std::uint32_t largest_joint = 0;
+};
+
+/// One or two sets of four (the usual case): each vertex's kept pairs (a positive weight, a joint
+/// below 65536) by decreasing weight, equal weights in file order, written `Slots` per vertex
+/// (0 / 0.0f after the last). Every slot's pair is one 64-bit key (weight bits, then the slot's
+/// place in file order, then the joint; 0 for a pair that is not kept) ordered by a sorting
+/// network, so that no branch depends on the data; positive floats order as their bits do.
+/// (Its own function, kept out of its caller: inlined there, the compiler ran out of registers
+/// and spilled the per-slot flags as bytes.)
+template <std::size_t Slots>
+KEYBLEND_NOINLINE void order_influences(const float* const* weight_sets, const std::uint32_t* const* joint_sets,
+                                        std::size_t vertices, std::uint16_t* bones, float* weights, influence_tally& t) {
+    std::uint32_t largest = t.largest_joint;
+    std::size_t most = t.most, off_sum = 0;
+    for (std::size_t v = 0; v < vertices; ++v) {
+        std::uint64_t key[Slots];
+        std::uint32_t used = 0, bad_w = 0, bad_j = 0;
+        for (std::size_t slot = 0; slot < Slots; ++slot) {
+            std::uint32_t bits;
+            std::memcpy(&bits, weight_sets[slot / 4] + 4 * v + slot % 4, 4);
+            const std::uint32_t index = joint_sets[slot / 4][4 * v + slot % 4];
+            // On the weight's bits, no float compare: above 0 is [1, 0x7f800000] (NaN are above),
+            // not 0 is any bit but the sign.
+            const std::uint32_t positive = static_cast<std::uint32_t>(bits - 1u < 0x7f800000u);
+            const std::uint32_t joint_ok = static_cast<std::uint32_t>(index < 65536u);
+            const std::uint32_t keep = positive & joint_ok;
+            key[slot] = (std::uint64_t{bits} << 32 | std::uint64_t{15 - slot} << 16 | (index & 0xffffu)) &
+                        (std::uint64_t{0} - keep);
+            used += keep;
+            bad_w += static_cast<std::uint32_t>((bits & 0x7fffffffu) != 0) & (positive ^ 1u);
+            bad_j += positive & (joint_ok ^ 1u);
+        }
+        const auto order = [&key](std::size_t a, std::size_t b) {
+            const std::uint64_t x = key[a], y = key[b];
+            key[a] = x > y ? x : y;
+            key[b] = x > y ? y : x;
+        };
+        if constexpr (Slots == 4) {
+            order(0, 1), order(2, 3), order(0, 2), order(1, 3), order(1, 2);
+        } else {
+            order(0, 2), order(1, 3), order(4, 6), order(5, 7), order(0, 4), order(1, 5), order(2, 6);
+            order(3, 7), order(0, 1), order(2, 3), order(4, 5), order(6, 7), order(2, 4), order(3, 5);
+            order(1, 4), order(3, 6), order(1, 2), order(3, 4), order(5, 6);
+        }
+        if (bad_w | bad_j) {
+            if (bad_w && !t.bad_weight) t.first_bad = v;
+            if (bad_j && !t.bad_joint && !t.bad_weight) t.first_bad = v;
+            t.bad_weight += bad_w;
+            t.bad_joint += bad_j;
+        }
+        most = std::max<std::size_t>(most, used);
+        float sum = 0.0f;
+        for (std::size_t slot = 0; slot < Slots; ++slot) {
+            const auto joint = static_cast<std::uint16_t>(key[slot] & 0xffffu);
+            const auto bits = static_cast<std::uint32_t>(key[slot] >> 32);
+            float w;
+            std::memcpy(&w, &bits, 4);
+            sum += w;
+            bones[v * Slots + slot] = joint;
+            weights[v * Slots + slot] = w;
+            largest = std::max<std::uint32_t>(largest, joint);
+        }
+        off_sum += static_cast<std::size_t>(std::fabs(sum - 1.0f) > 1e-3f);
+    }
+    t.most = most;
+    t.off_sum += off_sum;
+    t.largest_joint = largest;
+}
+
 bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
     mesh_info& m = meshes_[mi];
     primitive_data& d = m.primitives[pi];
@@ -1602,47 +1704,56 @@ bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
             weight_data.push_back(weight_sets[s].data());
         }
         const std::size_t sets = joint_sets.size();
-        for (std::size_t v = 0; v < vertices; ++v) {
-            // The pairs with a positive weight and a joint index that is a whole number below 65536,
-            // compacted without branches on the data (weights of 0 are common and unpredictable).
-            std::size_t used = 0, bad_w = 0, bad_j = 0;
-            float sum = 0.0f;
-            for (std::size_t s = 0; s < sets; ++s)
-                for (std::size_t c = 0; c < 4; ++c) {
-                    const float w = weight_data[s][4 * v + c];
-                    const std::uint32_t index = joint_data[s][4 * v + c];
-                    const bool positive = w > 0.0f;
-                    const bool joint_ok = index < 65536u;
-                    in[used] = {index, w};
-                    used += static_cast<std::size_t>(positive && joint_ok);
-                    sum += positive && joint_ok ? w : 0.0f;
-                    bad_w += static_cast<std::size_t>(w != 0.0f && !positive);
-                    bad_j += static_cast<std::size_t>(positive && !joint_ok);
+
+        if ((sets == 1 && wide == 4) || (sets == 2 && wide == 8)) {
+            influence_tally t{k, bad_weight, bad_joint, off_sum, first_bad, d.largest_joint};
+            (sets == 1 ? order_influences<4> : order_influences<8>)(weight_data.data(), joint_data.data(), vertices,
+                                                                     skin.bone_indices.data(), skin.weights.data(), t);
+            k = t.most, bad_weight = t.bad_weight, bad_joint = t.bad_joint, off_sum = t.off_sum, first_bad = t.first_bad;
+            d.largest_joint = t.largest_joint;
+        } else {
+            for (std::size_t v = 0; v < vertices; ++v) {
+                // The pairs with a positive weight and a joint index that is a whole number below 65536,
+                // compacted without branches on the data (weights of 0 are common and unpredictable).
+                std::size_t used = 0, bad_w = 0, bad_j = 0;
+                float sum = 0.0f;
+                for (std::size_t s = 0; s < sets; ++s)
+                    for (std::size_t c = 0; c < 4; ++c) {
+                        const float w = weight_data[s][4 * v + c];
+                        const std::uint32_t index = joint_data[s][4 * v + c];
+                        const bool positive = w > 0.0f;
+                        const bool joint_ok = index < 65536u;
+                        in[used] = {index, w};
+                        used += static_cast<std::size_t>(positive && joint_ok);
+                        sum += positive && joint_ok ? w : 0.0f;
+                        bad_w += static_cast<std::size_t>(w != 0.0f && !positive);
+                        bad_j += static_cast<std::size_t>(positive && !joint_ok);
+                    }
+                if (bad_w && !bad_weight) first_bad = v;
+                if (bad_j && !bad_joint && !bad_weight) first_bad = v;
+                bad_weight += bad_w;
+                bad_joint += bad_j;
+                // By decreasing weight, equal weights in file order (an insertion sort: a vertex has few).
+                for (std::size_t i = 1; i < used; ++i) {
+                    const influence x = in[i];
+                    std::size_t j = i;
+                    for (; j > 0 && in[j - 1].weight < x.weight; --j) in[j] = in[j - 1];
+                    in[j] = x;
                 }
-            if (bad_w && !bad_weight) first_bad = v;
-            if (bad_j && !bad_joint && !bad_weight) first_bad = v;
-            bad_weight += bad_w;
-            bad_joint += bad_j;
-            // By decreasing weight, equal weights in file order (an insertion sort: a vertex has few).
-            for (std::size_t i = 1; i < used; ++i) {
-                const influence x = in[i];
-                std::size_t j = i;
-                for (; j > 0 && in[j - 1].weight < x.weight; --j) in[j] = in[j - 1];
-                in[j] = x;
-            }
-            off_sum += static_cast<std::size_t>(std::fabs(sum - 1.0f) > 1e-3f);
-            if (used > io::max_influences_per_vertex) {
-                ++over;
-                float kept = 0.0f;
-                for (std::size_t i = 0; i < io::max_influences_per_vertex; ++i) kept += in[i].weight;
-                used = io::max_influences_per_vertex;
-                for (std::size_t i = 0; i < used; ++i) in[i].weight *= sum / kept;
-            }
-            k = std::max(k, used);
-            for (std::size_t i = 0; i < used; ++i) {
-                skin.bone_indices[v * wide + i] = static_cast<std::uint16_t>(in[i].joint);
-                skin.weights[v * wide + i] = in[i].weight;
-                d.largest_joint = std::max(d.largest_joint, in[i].joint);
+                off_sum += static_cast<std::size_t>(std::fabs(sum - 1.0f) > 1e-3f);
+                if (used > io::max_influences_per_vertex) {
+                    ++over;
+                    float kept = 0.0f;
+                    for (std::size_t i = 0; i < io::max_influences_per_vertex; ++i) kept += in[i].weight;
+                    used = io::max_influences_per_vertex;
+                    for (std::size_t i = 0; i < used; ++i) in[i].weight *= sum / kept;
+                }
+                k = std::max(k, used);
+                for (std::size_t i = 0; i < used; ++i) {
+                    skin.bone_indices[v * wide + i] = static_cast<std::uint16_t>(in[i].joint);
+                    skin.weights[v * wide + i] = in[i].weight;
+                    d.largest_joint = std::max(d.largest_joint, in[i].joint);
+                }
             }
         }
         if (k < wide) {
@@ -1709,8 +1820,7 @@ bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
     const std::size_t n = indices.size();
     if (mode == 4) {
         // Every index in range (one branchless pass): the indices are the triangles as they are.
-        std::uint32_t largest = 0;
-        for (std::size_t i = 0; i < n / 3 * 3; ++i) largest = std::max(largest, indices[i]);
+        const std::uint32_t largest = n < 3 ? 0 : largest_of(indices.data(), n / 3 * 3);
         if (n < 3 || largest < vertices) {
             indices.resize(n / 3 * 3);
             mesh.indices = std::move(indices);
@@ -2082,11 +2192,12 @@ bool loader::animation(dom::object o, std::size_t index) {
     if (array_member(o, "samplers", where, sampler_list)) {
         std::size_t i = 0;
         for (dom::element e : sampler_list) {
-            const std::string sw = at(at(where, "samplers"), i++);
+            const std::size_t sampler_index = i++;
+            const auto sw = [&] { return at(at(where, "samplers"), sampler_index); };
             sampler_info s;
             dom::object so;
             if (e.get(so) != simdjson::SUCCESS) {
-                problem(errc::parse_error, sw, "expected an object; sampler ignored", warning_action::dropped);
+                problem(errc::parse_error, sw(), "expected an object; sampler ignored", warning_action::dropped);
                 samplers.push_back(s);
                 continue;
             }
@@ -2098,12 +2209,12 @@ bool loader::animation(dom::object o, std::size_t index) {
             if (mode == "LINEAR") s.mode = interpolation::linear;
             else if (mode == "STEP") s.mode = interpolation::step;
             else if (mode == "CUBICSPLINE") s.mode = interpolation::cubic_spline;
-            else if (!problem(errc::parse_error, at(sw, "interpolation"), "'" + excerpt(mode) + "' is not an interpolation; LINEAR is used",
+            else if (!problem(errc::parse_error, at(sw(), "interpolation"), "'" + excerpt(mode) + "' is not an interpolation; LINEAR is used",
                               warning_action::repaired))
                 return false;
             s.valid = s.input != npos && s.output != npos;
             if (!s.valid && ok())
-                problem(errc::parse_error, sw, "input or output missing; sampler ignored", warning_action::dropped);
+                problem(errc::parse_error, sw(), "input or output missing; sampler ignored", warning_action::dropped);
             samplers.push_back(s);
             if (!ok()) return false;
         }
@@ -2117,7 +2228,7 @@ bool loader::animation(dom::object o, std::size_t index) {
             const auto cw = [&] { return at(at(where, "channels"), channel_index); };
             ++out_->contents.channels;
             dom::object co, target;
-            if (e.get(co) != simdjson::SUCCESS || !object_member(co, "target", cw(), target)) {
+            if (e.get(co) != simdjson::SUCCESS || !object_member(co, "target", cw, target)) {
                 if (!ok() || !problem(errc::parse_error, cw(), "no target object; channel ignored", warning_action::dropped))
                     return false;
                 continue;
@@ -2133,8 +2244,8 @@ bool loader::animation(dom::object o, std::size_t index) {
                 not_imported("animation channels without a target node (extensions)", tw());
                 continue;
             }
-            const std::size_t node = index_member(target, "node", tw(), nodes_.size(), "nodes");
-            const std::size_t s = index_member(co, "sampler", cw(), samplers.size(), "samplers");
+            const std::size_t node = index_member(target, "node", tw, nodes_.size(), "nodes");
+            const std::size_t s = index_member(co, "sampler", cw, samplers.size(), "samplers");
             if (!ok()) return false;
             if (node == npos || s == npos) {
                 if (!problem(errc::parse_error, cw(), "no usable node or sampler; channel ignored", warning_action::dropped)) return false;
