@@ -2388,7 +2388,10 @@ bool loader::load(const unsigned char* data, std::size_t size, model& out) {
     out_ = &out;
     if (!container(data, size)) return false;
     dom::element document;
-    if (const simdjson::error_code e = parser_.parse(json_, json_size_, true).get(document); e != simdjson::SUCCESS)
+    // The JSON is parsed in place when the bytes after it (a .glb's binary chunk) give the parser
+    // the readable padding it needs; otherwise the parser copies it.
+    const bool padded = static_cast<std::size_t>(data + size - (json_ + json_size_)) >= simdjson::SIMDJSON_PADDING;
+    if (const simdjson::error_code e = parser_.parse(json_, json_size_, !padded).get(document); e != simdjson::SUCCESS)
         return fail(errc::parse_error, out.binary ? "JSON chunk" : "JSON", std::string("malformed (") + simdjson::error_message(e) + ")");
     dom::object root;
     if (document.get(root) != simdjson::SUCCESS) return fail(errc::parse_error, "JSON", "the document is not an object");
