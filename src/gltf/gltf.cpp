@@ -1447,46 +1447,39 @@ struct influence_tally {
 
 /// One or two sets of four (the usual case): each vertex's kept pairs (a positive weight, a joint
 /// below 65536) by decreasing weight, equal weights in file order, written `Slots` per vertex
-/// (0 / 0.0f after the last). Every slot's pair is one 64-bit key (weight bits, then the slot's
-/// place in file order, then the joint; 0 for a pair that is not kept) ordered by a sorting
-/// network, so that no branch depends on the data; positive floats order as their bits do.
-/// (Its own function, kept out of its caller: inlined there, the compiler ran out of registers
-/// and spilled the per-slot flags as bytes.)
+/// (0 / 0.0f after the last). Each slot goes to its rank, the number of slots ahead of it (a
+/// larger weight, or an equal one earlier in the file; a pair not kept has weight 0), computed on
+/// the weights' bits (positive floats order as their bits do) without a branch on the data.
+/// (Its own function: inlined in its caller, the compiler ran out of registers and spilled the
+/// per-slot flags as bytes.)
 template <std::size_t Slots>
 KEYBLEND_NOINLINE void order_influences(const float* const* weight_sets, const std::uint32_t* const* joint_sets,
                                         std::size_t vertices, std::uint16_t* bones, float* weights, influence_tally& t) {
     std::uint32_t largest = t.largest_joint;
     std::size_t most = t.most, off_sum = 0;
     for (std::size_t v = 0; v < vertices; ++v) {
-        std::uint64_t key[Slots];
-        std::uint32_t used = 0, bad_w = 0, bad_j = 0;
+        std::uint32_t w[Slots], j[Slots], rank[Slots], used = 0, bad_w = 0, bad_j = 0;
         for (std::size_t slot = 0; slot < Slots; ++slot) {
             std::uint32_t bits;
             std::memcpy(&bits, weight_sets[slot / 4] + 4 * v + slot % 4, 4);
             const std::uint32_t index = joint_sets[slot / 4][4 * v + slot % 4];
-            // On the weight's bits, no float compare: above 0 is [1, 0x7f800000] (NaN are above),
-            // not 0 is any bit but the sign.
+            // Above 0 is [1, 0x7f800000] (NaN are above); not 0 is any bit but the sign.
             const std::uint32_t positive = static_cast<std::uint32_t>(bits - 1u < 0x7f800000u);
             const std::uint32_t joint_ok = static_cast<std::uint32_t>(index < 65536u);
-            const std::uint32_t keep = positive & joint_ok;
-            key[slot] = (std::uint64_t{bits} << 32 | std::uint64_t{15 - slot} << 16 | (index & 0xffffu)) &
-                        (std::uint64_t{0} - keep);
-            used += keep;
+            const std::uint32_t keep = 0u - (positive & joint_ok);
+            w[slot] = bits & keep;
+            j[slot] = index & keep;
+            rank[slot] = 0;
+            used += keep & 1u;
             bad_w += static_cast<std::uint32_t>((bits & 0x7fffffffu) != 0) & (positive ^ 1u);
             bad_j += positive & (joint_ok ^ 1u);
         }
-        const auto order = [&key](std::size_t a, std::size_t b) {
-            const std::uint64_t x = key[a], y = key[b];
-            key[a] = x > y ? x : y;
-            key[b] = x > y ? y : x;
-        };
-        if constexpr (Slots == 4) {
-            order(0, 1), order(2, 3), order(0, 2), order(1, 3), order(1, 2);
-        } else {
-            order(0, 2), order(1, 3), order(4, 6), order(5, 7), order(0, 4), order(1, 5), order(2, 6);
-            order(3, 7), order(0, 1), order(2, 3), order(4, 5), order(6, 7), order(2, 4), order(3, 5);
-            order(1, 4), order(3, 6), order(1, 2), order(3, 4), order(5, 6);
-        }
+        for (std::size_t a = 0; a < Slots; ++a)
+            for (std::size_t b = a + 1; b < Slots; ++b) {
+                const std::uint32_t ahead = static_cast<std::uint32_t>(w[a] >= w[b]);
+                rank[b] += ahead;
+                rank[a] += ahead ^ 1u;
+            }
         if (bad_w | bad_j) {
             if (bad_w && !t.bad_weight) t.first_bad = v;
             if (bad_j && !t.bad_joint && !t.bad_weight) t.first_bad = v;
@@ -1496,14 +1489,12 @@ KEYBLEND_NOINLINE void order_influences(const float* const* weight_sets, const s
         most = std::max<std::size_t>(most, used);
         float sum = 0.0f;
         for (std::size_t slot = 0; slot < Slots; ++slot) {
-            const auto joint = static_cast<std::uint16_t>(key[slot] & 0xffffu);
-            const auto bits = static_cast<std::uint32_t>(key[slot] >> 32);
-            float w;
-            std::memcpy(&w, &bits, 4);
-            sum += w;
-            bones[v * Slots + slot] = joint;
-            weights[v * Slots + slot] = w;
-            largest = std::max<std::uint32_t>(largest, joint);
+            float weight;
+            std::memcpy(&weight, &w[slot], 4);
+            sum += weight;
+            bones[v * Slots + rank[slot]] = static_cast<std::uint16_t>(j[slot]);
+            weights[v * Slots + rank[slot]] = weight;
+            largest = std::max(largest, j[slot]);
         }
         off_sum += static_cast<std::size_t>(std::fabs(sum - 1.0f) > 1e-3f);
     }
