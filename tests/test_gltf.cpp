@@ -556,6 +556,151 @@ gltf::model strict_fails_lenient_warns(const std::vector<unsigned char>& file, e
 
 } // namespace
 
+/// The influences the loader must give a vertex: its pairs with a positive weight and a joint
+/// below 65536, by decreasing weight, equal weights in file order (written here as a stable sort).
+std::vector<std::pair<std::uint32_t, float>> expected_influences(const std::vector<float>& joints,
+                                                                const std::vector<float>& weights, std::size_t sets,
+                                                                std::size_t v) {
+    std::vector<std::pair<std::uint32_t, float>> kept;
+    for (std::size_t s = 0; s < sets; ++s)
+        for (std::size_t c = 0; c < 4; ++c) {
+            const float w = weights[(s * 12 + v) * 4 + c];
+            const float j = joints[(s * 12 + v) * 4 + c];
+            if (w > 0.0f && j < 65536.0f) kept.emplace_back(static_cast<std::uint32_t>(j), w);
+        }
+    std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    return kept;
+}
+
+TEST_CASE("glTF: influences from one, two and three JOINTS/WEIGHTS sets: by decreasing weight, ties in file order") {
+    // 12 vertices (the character's leg); per set, 4 joints and 4 weights a vertex, with ties, zeros
+    // anywhere, and weights already in order or reversed.
+    kbtest::rng r(11);
+    for (std::size_t sets = 1; sets <= 3; ++sets) {
+        CAPTURE(sets);
+        std::vector<float> joints(sets * 12 * 4), weights(sets * 12 * 4);
+        for (std::size_t i = 0; i < joints.size(); ++i) {
+            joints[i] = static_cast<float>(r.integer(0, 2));
+            const float choices[] = {0.0f, 0.0f, 0.125f, 0.25f, 0.25f, 0.5f, 0.375f};
+            weights[i] = choices[r.integer(0, 6)];
+        }
+        // Vertex 0: one influence in the last slot; vertex 1: all four equal; vertex 2: increasing.
+        for (std::size_t c = 0; c < 4; ++c) {
+            weights[0 * 4 + c] = c == 3 ? 1.0f : 0.0f;
+            weights[1 * 4 + c] = 0.25f;
+            weights[2 * 4 + c] = 0.1f * static_cast<float>(c + 1);
+        }
+        // (At most 8 influences a vertex: more is another test's case.)
+        for (std::size_t v = 0; v < 12; ++v) {
+            std::size_t positive = 0;
+            for (std::size_t s = 0; s < sets; ++s)
+                for (std::size_t c = 0; c < 4; ++c) {
+                    float& w = weights[(s * 12 + v) * 4 + c];
+                    if (w > 0.0f && ++positive > 8) w = 0.0f;
+                }
+        }
+        gltf_builder b = character({});
+        ojson& attributes = b.doc["meshes"][0]["primitives"][0]["attributes"];
+        for (std::size_t s = 0; s < sets; ++s) {
+            const std::vector<float> js(joints.begin() + s * 48, joints.begin() + (s + 1) * 48);
+            const std::vector<float> ws(weights.begin() + s * 48, weights.begin() + (s + 1) * 48);
+            attributes["JOINTS_" + std::to_string(s)] = b.add_accessor(js, kbtest::gl_unsigned_byte, "VEC4");
+            attributes["WEIGHTS_" + std::to_string(s)] = b.floats(ws, "VEC4");
+        }
+        const auto m = load_bytes(b.glb(), io::parse_mode::lenient);
+        REQUIRE_MESSAGE(m, (m ? "" : m.error().message));
+        std::size_t most = 0;
+        for (std::size_t v = 0; v < 12; ++v) most = std::max(most, expected_influences(joints, weights, sets, v).size());
+        std::size_t checked = 0;
+        for (const auto& mi : m->meshes) {
+            if (mi.mesh_index != 0) continue;
+            const io::mesh_skin& skin = mi.skin;
+            REQUIRE(skin.influences_per_vertex == most);
+            for (std::size_t v = 0; v < 12; ++v) {
+                CAPTURE(v);
+                const auto want = expected_influences(joints, weights, sets, v);
+                for (std::size_t i = 0; i < most; ++i) {
+                    const std::uint32_t joint = i < want.size() ? want[i].first : 0u;
+                    const float weight = i < want.size() ? want[i].second : 0.0f;
+                    CHECK(skin.bone_indices[v * most + i] == joint);
+                    CHECK(skin.weights[v * most + i] == weight);
+                }
+            }
+            ++checked;
+        }
+        CHECK(checked == 2); // (the leg, instanced by two skins)
+    }
+}
+
+TEST_CASE("glTF hostile: NaN and negative weights, joint indices past 65535, in one and three sets") {
+    for (std::size_t sets : {std::size_t{1}, std::size_t{3}}) {
+        CAPTURE(sets);
+        std::vector<float> joints(sets * 48, 0.0f), weights(sets * 48, 0.0f);
+        for (std::size_t v = 0; v < 12; ++v) {
+            joints[v * 4] = 1.0f;
+            weights[v * 4] = 1.0f;
+        }
+        SUBCASE("NaN weights: replaced by 0") {
+            weights[(sets - 1) * 48 + 7 * 4 + 3] = std::nanf(""); // vertex 7
+            gltf_builder b = character({});
+            ojson& attributes = b.doc["meshes"][0]["primitives"][0]["attributes"];
+            for (std::size_t s = 0; s < sets; ++s) {
+                attributes["JOINTS_" + std::to_string(s)] = b.add_accessor(
+                    std::vector<float>(joints.begin() + s * 48, joints.begin() + (s + 1) * 48), kbtest::gl_unsigned_byte, "VEC4");
+                attributes["WEIGHTS_" + std::to_string(s)] =
+                    b.floats(std::vector<float>(weights.begin() + s * 48, weights.begin() + (s + 1) * 48), "VEC4");
+            }
+            const std::string place = "/meshes/0/primitives/0/attributes/WEIGHTS_" + std::to_string(sets - 1);
+            const gltf::model m = strict_fails_lenient_warns(b.glb(), errc::non_finite, place);
+            CHECK(has_warning(m, "1 NaN or infinite values (first in vertex 7) replaced by 0"));
+            for (const auto& mi : m.meshes)
+                if (mi.mesh_index == 0) {
+                    REQUIRE(mi.skin.influences_per_vertex == 1);
+                    for (std::size_t v = 0; v < 12; ++v) CHECK(mi.skin.weights[v] == 1.0f);
+                }
+        }
+        SUBCASE("negative weights: ignored") {
+            weights[5 * 4 + 1] = -0.5f;                     // vertex 5
+            weights[(sets - 1) * 48 + 7 * 4 + 3] = -0.25f;  // vertex 7
+            gltf_builder b = character({});
+            ojson& attributes = b.doc["meshes"][0]["primitives"][0]["attributes"];
+            for (std::size_t s = 0; s < sets; ++s) {
+                attributes["JOINTS_" + std::to_string(s)] = b.add_accessor(
+                    std::vector<float>(joints.begin() + s * 48, joints.begin() + (s + 1) * 48), kbtest::gl_unsigned_byte, "VEC4");
+                attributes["WEIGHTS_" + std::to_string(s)] =
+                    b.floats(std::vector<float>(weights.begin() + s * 48, weights.begin() + (s + 1) * 48), "VEC4");
+            }
+            const gltf::model m = strict_fails_lenient_warns(b.glb(), errc::invalid_argument, "/meshes/0/primitives/0/attributes");
+            CHECK(has_warning(m, "2 negative or NaN weights (first in vertex 5) ignored"));
+            for (const auto& mi : m.meshes)
+                if (mi.mesh_index == 0) {
+                    REQUIRE(mi.skin.influences_per_vertex == 1);
+                    for (std::size_t v = 0; v < 12; ++v) CHECK(mi.skin.weights[v] == 1.0f);
+                }
+        }
+        SUBCASE("joint indices past 65535: ignored") {
+            joints[(sets - 1) * 48 + 9 * 4 + 2] = 70000.0f; // vertex 9
+            weights[(sets - 1) * 48 + 9 * 4 + 2] = 0.5f;
+            joints[(sets - 1) * 48 + 10 * 4 + 2] = 70000.0f; // vertex 10, weight 0: no influence, no report
+            gltf_builder b = character({});
+            ojson& attributes = b.doc["meshes"][0]["primitives"][0]["attributes"];
+            for (std::size_t s = 0; s < sets; ++s) {
+                attributes["JOINTS_" + std::to_string(s)] = b.add_accessor(
+                    std::vector<float>(joints.begin() + s * 48, joints.begin() + (s + 1) * 48), kbtest::gl_unsigned_int, "VEC4");
+                attributes["WEIGHTS_" + std::to_string(s)] =
+                    b.floats(std::vector<float>(weights.begin() + s * 48, weights.begin() + (s + 1) * 48), "VEC4");
+            }
+            const gltf::model m = strict_fails_lenient_warns(b.glb(), errc::out_of_range, "/meshes/0/primitives/0/attributes");
+            CHECK(has_warning(m, "1 joint indices that are no joint (first in vertex 9)"));
+            for (const auto& mi : m.meshes)
+                if (mi.mesh_index == 0) {
+                    REQUIRE(mi.skin.influences_per_vertex == 1);
+                    for (std::size_t v = 0; v < 12; ++v) CHECK(mi.skin.bone_indices[v] == 1);
+                }
+        }
+    }
+}
+
 TEST_CASE("glTF hostile: a weights channel whose sampler input has count 0") {
     gltf_builder b = morph_file();
     const std::size_t input = b.doc["animations"][0]["samplers"][0]["input"];
