@@ -13,13 +13,14 @@
 
 #include "draco.hpp"
 
-#include <keyblend/impl/simd/isa.hpp>
+#include <keyblend/impl/simd/cpu.hpp>
 
 #include <simdjson.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -1447,60 +1448,106 @@ struct influence_tally {
 
 /// One or two sets of four (the usual case): each vertex's kept pairs (a positive weight, a joint
 /// below 65536) by decreasing weight, equal weights in file order, written `Slots` per vertex
-/// (0 / 0.0f after the last). Each slot goes to its rank, the number of slots ahead of it (a
-/// larger weight, or an equal one earlier in the file; a pair not kept has weight 0), computed on
-/// the weights' bits (positive floats order as their bits do) without a branch on the data.
-/// (Its own function: inlined in its caller, the compiler ran out of registers and spilled the
-/// per-slot flags as bytes.)
+/// (0 / 0.0f after the last). Each slot's place is its rank (the kept pairs ahead of it: a larger
+/// weight, or an equal one earlier in the file; a pair not kept has weight 0), and each place
+/// takes the slot whose rank it is: all on 32-bit integers (the weights' bits: positive floats
+/// order as their bits do), without branches or stores to computed places, so that compilers run
+/// several vertices at once in vector registers: 8 with AVX2, about 2.5 times as fast as one
+/// vertex at a time (with SSE2's 4 lanes and 16 registers, about 1.4 times slower).
 template <std::size_t Slots>
-KEYBLEND_NOINLINE void order_influences(const float* const* weight_sets, const std::uint32_t* const* joint_sets,
-                                        std::size_t vertices, std::uint16_t* bones, float* weights, influence_tally& t) {
-    std::uint32_t largest = t.largest_joint;
-    std::size_t most = t.most, off_sum = 0;
+inline void order_influences_pass(const float* const* weight_sets, const std::uint32_t* const* joint_sets,
+                                 std::size_t vertices, std::uint16_t* bones, float* weights, influence_tally& t) {
+    std::uint32_t largest = t.largest_joint, most = 0, bad_weights = 0, bad_joints = 0, off_sum = 0;
+    const float* const w0 = weight_sets[0];
+    const float* const w1 = weight_sets[Slots / 4 - 1];
+    const std::uint32_t* const j0 = joint_sets[0];
+    const std::uint32_t* const j1 = joint_sets[Slots / 4 - 1];
     for (std::size_t v = 0; v < vertices; ++v) {
-        std::uint32_t w[Slots], j[Slots], rank[Slots], used = 0, bad_w = 0, bad_j = 0;
-        for (std::size_t slot = 0; slot < Slots; ++slot) {
+        std::uint32_t w[Slots], j[Slots], used = 0;
+        for (std::size_t s = 0; s < Slots; ++s) {
             std::uint32_t bits;
-            std::memcpy(&bits, weight_sets[slot / 4] + 4 * v + slot % 4, 4);
-            const std::uint32_t index = joint_sets[slot / 4][4 * v + slot % 4];
+            std::memcpy(&bits, (s < 4 ? w0 : w1) + 4 * v + s % 4, 4);
+            const std::uint32_t index = (s < 4 ? j0 : j1)[4 * v + s % 4];
             // Above 0 is [1, 0x7f800000] (NaN are above); not 0 is any bit but the sign.
             const std::uint32_t positive = static_cast<std::uint32_t>(bits - 1u < 0x7f800000u);
             const std::uint32_t joint_ok = static_cast<std::uint32_t>(index < 65536u);
             const std::uint32_t keep = 0u - (positive & joint_ok);
-            w[slot] = bits & keep;
-            j[slot] = index & keep;
-            rank[slot] = 0;
+            w[s] = bits & keep;
+            j[s] = index & keep;
             used += keep & 1u;
-            bad_w += static_cast<std::uint32_t>((bits & 0x7fffffffu) != 0) & (positive ^ 1u);
-            bad_j += positive & (joint_ok ^ 1u);
+            bad_weights += static_cast<std::uint32_t>((bits & 0x7fffffffu) != 0) & (positive ^ 1u);
+            bad_joints += positive & (joint_ok ^ 1u);
         }
-        for (std::size_t a = 0; a < Slots; ++a)
-            for (std::size_t b = a + 1; b < Slots; ++b) {
-                const std::uint32_t ahead = static_cast<std::uint32_t>(w[a] >= w[b]);
-                rank[b] += ahead;
-                rank[a] += ahead ^ 1u;
-            }
-        if (bad_w | bad_j) {
-            if (bad_w && !t.bad_weight) t.first_bad = v;
-            if (bad_j && !t.bad_joint && !t.bad_weight) t.first_bad = v;
-            t.bad_weight += bad_w;
-            t.bad_joint += bad_j;
+        std::uint32_t rank[Slots];
+        for (std::size_t s = 0; s < Slots; ++s) {
+            std::uint32_t r = 0;
+            for (std::size_t o = 0; o < Slots; ++o)
+                r += o < s ? static_cast<std::uint32_t>(w[o] >= w[s]) : o > s ? static_cast<std::uint32_t>(w[o] > w[s]) : 0u;
+            rank[s] = r;
         }
-        most = std::max<std::size_t>(most, used);
         float sum = 0.0f;
-        for (std::size_t slot = 0; slot < Slots; ++slot) {
+        for (std::size_t p = 0; p < Slots; ++p) {
+            std::uint32_t joint = 0, bits = 0;
+            for (std::size_t s = 0; s < Slots; ++s) {
+                const std::uint32_t here = 0u - static_cast<std::uint32_t>(rank[s] == p);
+                joint |= j[s] & here;
+                bits |= w[s] & here;
+            }
             float weight;
-            std::memcpy(&weight, &w[slot], 4);
+            std::memcpy(&weight, &bits, 4);
+            bones[v * Slots + p] = static_cast<std::uint16_t>(joint);
+            weights[v * Slots + p] = weight;
             sum += weight;
-            bones[v * Slots + rank[slot]] = static_cast<std::uint16_t>(j[slot]);
-            weights[v * Slots + rank[slot]] = weight;
-            largest = std::max(largest, j[slot]);
+            largest = joint > largest ? joint : largest;
         }
-        off_sum += static_cast<std::size_t>(std::fabs(sum - 1.0f) > 1e-3f);
+        most = used > most ? used : most;
+        off_sum += static_cast<std::uint32_t>(std::fabs(sum - 1.0f) > 1e-3f);
     }
-    t.most = most;
+    if (bad_weights | bad_joints) {
+        // For the warnings, the first vertex with a bad weight, else the first with a bad joint (a
+        // second pass, only on damaged data).
+        std::size_t first_weight = npos, first_joint = npos;
+        for (std::size_t v = 0; v < vertices && first_weight == npos; ++v)
+            for (std::size_t s = 0; s < Slots; ++s) {
+                std::uint32_t bits;
+                std::memcpy(&bits, (s < 4 ? w0 : w1) + 4 * v + s % 4, 4);
+                const bool positive = bits - 1u < 0x7f800000u;
+                if ((bits & 0x7fffffffu) != 0 && !positive && first_weight == npos) first_weight = v;
+                if (positive && (s < 4 ? j0 : j1)[4 * v + s % 4] >= 65536u && first_joint == npos) first_joint = v;
+            }
+        t.first_bad = first_weight != npos ? first_weight : first_joint;
+        t.bad_weight = bad_weights;
+        t.bad_joint = bad_joints;
+    }
+    t.most = std::max<std::size_t>(t.most, most);
     t.off_sum += off_sum;
     t.largest_joint = largest;
+}
+
+#if KEYBLEND_CPU_X86 && (defined(__GNUC__) || defined(__clang__))
+#define KEYBLEND_GLTF_AVX2_INFLUENCES 1
+template <std::size_t Slots>
+__attribute__((target("avx2,fma,bmi2"))) KEYBLEND_NOINLINE void order_influences_avx2(
+    const float* const* weight_sets, const std::uint32_t* const* joint_sets, std::size_t vertices, std::uint16_t* bones,
+    float* weights, influence_tally& t) {
+    order_influences_pass<Slots>(weight_sets, joint_sets, vertices, bones, weights, t);
+}
+#endif
+
+/// order_influences_pass, compiled for AVX2 where the CPU runs it (unless KEYBLEND_ISA names an
+/// instruction set below it, as for the kernels).
+template <std::size_t Slots>
+KEYBLEND_NOINLINE void order_influences(const float* const* weight_sets, const std::uint32_t* const* joint_sets,
+                                        std::size_t vertices, std::uint16_t* bones, float* weights, influence_tally& t) {
+#if defined(KEYBLEND_GLTF_AVX2_INFLUENCES)
+    static const bool avx2 = [] {
+        const char* env = std::getenv("KEYBLEND_ISA");
+        const bool below = env && (std::strcmp(env, "scalar") == 0 || std::strcmp(env, "sse2") == 0);
+        return !below && impl::cpu::runs(simd_isa::avx2);
+    }();
+    if (avx2) return order_influences_avx2<Slots>(weight_sets, joint_sets, vertices, bones, weights, t);
+#endif
+    order_influences_pass<Slots>(weight_sets, joint_sets, vertices, bones, weights, t);
 }
 
 bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
@@ -1697,7 +1744,7 @@ bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
         const std::size_t sets = joint_sets.size();
 
         if ((sets == 1 && wide == 4) || (sets == 2 && wide == 8)) {
-            influence_tally t{k, bad_weight, bad_joint, off_sum, first_bad, d.largest_joint};
+            influence_tally t;
             (sets == 1 ? order_influences<4> : order_influences<8>)(weight_data.data(), joint_data.data(), vertices,
                                                                      skin.bone_indices.data(), skin.weights.data(), t);
             k = t.most, bad_weight = t.bad_weight, bad_joint = t.bad_joint, off_sum = t.off_sum, first_bad = t.first_bad;
