@@ -2118,13 +2118,15 @@ bool loader::build_track(const float* times, std::size_t keys, const std::vector
     const auto element = [&](std::size_t e) { return value_from<Value>(values.data() + (e * stride + offset) * components); };
     // The usual track, finite, in order and unit, goes straight in; any other is repaired below.
     {
+        // (Every key tested, without stopping at the first bad one: no branch per key, and the
+        // usual track is clean to its end anyway.)
         bool clean = true;
-        for (std::size_t i = 0; i < keys && clean; ++i) {
+        for (std::size_t i = 0; i < keys; ++i) {
             const Value v = cubic ? element(3 * i + 1) : element(i);
-            clean = is_finite(times[i]) && is_finite(v) && (i == 0 || times[i] >= times[i - 1]) &&
-                    (!cubic || (is_finite(element(3 * i)) && is_finite(element(3 * i + 2))));
-            if constexpr (std::is_same_v<Value, glm::quat>)
-                clean = clean && std::fabs(std::sqrt(glm::dot(v, v)) - 1.0f) <= unit_rounding;
+            bool ok = is_finite(times[i]) & is_finite(v) & (i == 0 || times[i] >= times[i - 1]);
+            if (cubic) ok = ok & is_finite(element(3 * i)) & is_finite(element(3 * i + 2));
+            if constexpr (std::is_same_v<Value, glm::quat>) ok = ok & (std::fabs(std::sqrt(glm::dot(v, v)) - 1.0f) <= unit_rounding);
+            clean = clean & ok;
         }
         if (clean) {
             out = track<Value, float>(mode);
@@ -2261,6 +2263,7 @@ bool loader::animation(dom::object o, std::size_t index) {
     }
     std::unordered_map<std::size_t, std::size_t> channel_of_joint;
     std::unordered_map<std::size_t, std::vector<float>> inputs; // accessor -> times
+    std::vector<float> values;                                  // (a channel's, reused)
     if (array_member(o, "channels", where, channel_list)) {
         std::size_t i = 0;
         for (dom::element e : channel_list) {
@@ -2341,7 +2344,6 @@ bool loader::animation(dom::object o, std::size_t index) {
                     continue;
                 }
             }
-            std::vector<float> values;
             const auto output_where = [&] { return at(at(at(where, "samplers"), s), "output"); };
             if (!read_floats(sampler.output, components, options_.max_keys * 3 * targets, output_where, values)) {
                 if (!ok()) return false;
