@@ -1451,9 +1451,8 @@ struct influence_tally {
 /// (0 / 0.0f after the last). Each slot is one 64-bit key: the weight's bits (positive floats
 /// order as their bits do; 0 for a pair not kept), the slot's place in file order, the joint;
 /// keys are ordered by a sorting network of selections, without a branch or a store to a computed
-/// place, so that compilers run several vertices at once in vector registers: with AVX2, 4
-/// vertices a register, the pass is about 3 times as fast as one vertex at a time (SSE2 has no
-/// 64-bit compare: there it runs about as fast as one at a time).
+/// place, so that compilers run several vertices at once in vector registers (with AVX2, 4 a
+/// register; SSE2 has no 64-bit compare, and there it runs about as one vertex at a time does).
 template <std::size_t Slots>
 inline void order_influences_pass(const float* const* weight_sets, const std::uint32_t* const* joint_sets,
                                  std::size_t vertices, std::uint16_t* bones, float* weights, influence_tally& t) {
@@ -2118,15 +2117,16 @@ bool loader::build_track(const float* times, std::size_t keys, const std::vector
     const auto element = [&](std::size_t e) { return value_from<Value>(values.data() + (e * stride + offset) * components); };
     // The usual track, finite, in order and unit, goes straight in; any other is repaired below.
     {
-        // (Every key tested, without stopping at the first bad one: no branch per key, and the
-        // usual track is clean to its end anyway.)
+        // (Every key tested, without stopping at the first bad one: the usual track is clean
+        // to its end anyway.)
         bool clean = true;
         for (std::size_t i = 0; i < keys; ++i) {
             const Value v = cubic ? element(3 * i + 1) : element(i);
-            bool ok = is_finite(times[i]) & is_finite(v) & (i == 0 || times[i] >= times[i - 1]);
-            if (cubic) ok = ok & is_finite(element(3 * i)) & is_finite(element(3 * i + 2));
-            if constexpr (std::is_same_v<Value, glm::quat>) ok = ok & (std::fabs(std::sqrt(glm::dot(v, v)) - 1.0f) <= unit_rounding);
-            clean = clean & ok;
+            bool ok = is_finite(times[i]) && is_finite(v) && (i == 0 || times[i] >= times[i - 1]);
+            if (cubic) ok = ok && is_finite(element(3 * i)) && is_finite(element(3 * i + 2));
+            if constexpr (std::is_same_v<Value, glm::quat>)
+                ok = ok && std::fabs(std::sqrt(glm::dot(v, v)) - 1.0f) <= unit_rounding;
+            clean = clean && ok;
         }
         if (clean) {
             out = track<Value, float>(mode);
