@@ -1457,17 +1457,17 @@ template <std::size_t Slots>
 inline void order_influences_pass(const float* const* weight_sets, const std::uint32_t* const* joint_sets,
                                  std::size_t vertices, std::uint16_t* bones, float* weights, influence_tally& t) {
     std::uint32_t largest = t.largest_joint, most = 0, bad_weights = 0, bad_joints = 0, off_sum = 0;
-    const float* const w0 = weight_sets[0];
-    const float* const w1 = weight_sets[Slots / 4 - 1];
-    const std::uint32_t* const j0 = joint_sets[0];
-    const std::uint32_t* const j1 = joint_sets[Slots / 4 - 1];
+    // (The sets' arrays indexed by slot / 4: GCC 12 with -fsanitize=undefined miscompiled
+    // `(s < 4 ? j0 : j1)[i]` here, reading 0.)
+    const float* const w[2] = {weight_sets[0], weight_sets[Slots / 4 - 1]};
+    const std::uint32_t* const j[2] = {joint_sets[0], joint_sets[Slots / 4 - 1]};
     for (std::size_t v = 0; v < vertices; ++v) {
         std::int64_t key[Slots];
         std::uint32_t used = 0;
         for (std::size_t s = 0; s < Slots; ++s) {
             std::uint32_t bits;
-            std::memcpy(&bits, (s < 4 ? w0 : w1) + 4 * v + s % 4, 4);
-            const std::uint32_t index = (s < 4 ? j0 : j1)[4 * v + s % 4];
+            std::memcpy(&bits, w[s / 4] + 4 * v + s % 4, 4);
+            const std::uint32_t index = j[s / 4][4 * v + s % 4];
             // Above 0 is [1, 0x7f800000] (NaN are above); not 0 is any bit but the sign.
             const std::uint32_t positive = static_cast<std::uint32_t>(bits - 1u < 0x7f800000u);
             const std::uint32_t joint_ok = static_cast<std::uint32_t>(index < 65536u);
@@ -1511,10 +1511,10 @@ inline void order_influences_pass(const float* const* weight_sets, const std::ui
         for (std::size_t v = 0; v < vertices && first_weight == npos; ++v)
             for (std::size_t s = 0; s < Slots; ++s) {
                 std::uint32_t bits;
-                std::memcpy(&bits, (s < 4 ? w0 : w1) + 4 * v + s % 4, 4);
+                std::memcpy(&bits, w[s / 4] + 4 * v + s % 4, 4);
                 const bool positive = bits - 1u < 0x7f800000u;
                 if ((bits & 0x7fffffffu) != 0 && !positive && first_weight == npos) first_weight = v;
-                if (positive && (s < 4 ? j0 : j1)[4 * v + s % 4] >= 65536u && first_joint == npos) first_joint = v;
+                if (positive && j[s / 4][4 * v + s % 4] >= 65536u && first_joint == npos) first_joint = v;
             }
         t.first_bad = first_weight != npos ? first_weight : first_joint;
         t.bad_weight = bad_weights;
