@@ -572,6 +572,22 @@ std::vector<std::pair<std::uint32_t, float>> expected_influences(const std::vect
     return kept;
 }
 
+/// The character with its leg's influences replaced: `sets` JOINTS_n / WEIGHTS_n pairs from
+/// `joints` and `weights` (set s, vertex v, slot c at (s * 12 + v) * 4 + c), joints stored as
+/// `joint_type`.
+gltf_builder character_with_influences(const std::vector<float>& joints, const std::vector<float>& weights,
+                                       std::size_t sets, kbtest::gl_type joint_type) {
+    gltf_builder b = character({});
+    ojson& attributes = b.doc["meshes"][0]["primitives"][0]["attributes"];
+    for (std::size_t s = 0; s < sets; ++s) {
+        attributes["JOINTS_" + std::to_string(s)] =
+            b.add_accessor(std::vector<float>(joints.begin() + s * 48, joints.begin() + (s + 1) * 48), joint_type, "VEC4");
+        attributes["WEIGHTS_" + std::to_string(s)] =
+            b.floats(std::vector<float>(weights.begin() + s * 48, weights.begin() + (s + 1) * 48), "VEC4");
+    }
+    return b;
+}
+
 TEST_CASE("glTF: influences from one, two and three JOINTS/WEIGHTS sets: by decreasing weight, ties in file order") {
     // 12 vertices (the character's leg); per set, 4 joints and 4 weights a vertex, with ties, zeros
     // anywhere, and weights already in order or reversed.
@@ -599,14 +615,7 @@ TEST_CASE("glTF: influences from one, two and three JOINTS/WEIGHTS sets: by decr
                     if (w > 0.0f && ++positive > 8) w = 0.0f;
                 }
         }
-        gltf_builder b = character({});
-        ojson& attributes = b.doc["meshes"][0]["primitives"][0]["attributes"];
-        for (std::size_t s = 0; s < sets; ++s) {
-            const std::vector<float> js(joints.begin() + s * 48, joints.begin() + (s + 1) * 48);
-            const std::vector<float> ws(weights.begin() + s * 48, weights.begin() + (s + 1) * 48);
-            attributes["JOINTS_" + std::to_string(s)] = b.add_accessor(js, kbtest::gl_unsigned_byte, "VEC4");
-            attributes["WEIGHTS_" + std::to_string(s)] = b.floats(ws, "VEC4");
-        }
+        gltf_builder b = character_with_influences(joints, weights, sets, kbtest::gl_unsigned_byte);
         const auto m = load_bytes(b.glb(), io::parse_mode::lenient);
         REQUIRE_MESSAGE(m, (m ? "" : m.error().message));
         std::size_t most = 0;
@@ -642,14 +651,7 @@ TEST_CASE("glTF hostile: NaN and negative weights, joint indices past 65535, in 
         }
         SUBCASE("NaN weights: replaced by 0") {
             weights[(sets - 1) * 48 + 7 * 4 + 3] = std::nanf(""); // vertex 7
-            gltf_builder b = character({});
-            ojson& attributes = b.doc["meshes"][0]["primitives"][0]["attributes"];
-            for (std::size_t s = 0; s < sets; ++s) {
-                attributes["JOINTS_" + std::to_string(s)] = b.add_accessor(
-                    std::vector<float>(joints.begin() + s * 48, joints.begin() + (s + 1) * 48), kbtest::gl_unsigned_byte, "VEC4");
-                attributes["WEIGHTS_" + std::to_string(s)] =
-                    b.floats(std::vector<float>(weights.begin() + s * 48, weights.begin() + (s + 1) * 48), "VEC4");
-            }
+            gltf_builder b = character_with_influences(joints, weights, sets, kbtest::gl_unsigned_byte);
             const std::string place = "/meshes/0/primitives/0/attributes/WEIGHTS_" + std::to_string(sets - 1);
             const gltf::model m = strict_fails_lenient_warns(b.glb(), errc::non_finite, place);
             CHECK(has_warning(m, "1 NaN or infinite values (first in vertex 7) replaced by 0"));
@@ -662,14 +664,7 @@ TEST_CASE("glTF hostile: NaN and negative weights, joint indices past 65535, in 
         SUBCASE("negative weights: ignored") {
             weights[5 * 4 + 1] = -0.5f;                     // vertex 5
             weights[(sets - 1) * 48 + 7 * 4 + 3] = -0.25f;  // vertex 7
-            gltf_builder b = character({});
-            ojson& attributes = b.doc["meshes"][0]["primitives"][0]["attributes"];
-            for (std::size_t s = 0; s < sets; ++s) {
-                attributes["JOINTS_" + std::to_string(s)] = b.add_accessor(
-                    std::vector<float>(joints.begin() + s * 48, joints.begin() + (s + 1) * 48), kbtest::gl_unsigned_byte, "VEC4");
-                attributes["WEIGHTS_" + std::to_string(s)] =
-                    b.floats(std::vector<float>(weights.begin() + s * 48, weights.begin() + (s + 1) * 48), "VEC4");
-            }
+            gltf_builder b = character_with_influences(joints, weights, sets, kbtest::gl_unsigned_byte);
             const gltf::model m = strict_fails_lenient_warns(b.glb(), errc::invalid_argument, "/meshes/0/primitives/0/attributes");
             CHECK(has_warning(m, "2 negative or NaN weights (first in vertex 5) ignored"));
             for (const auto& mi : m.meshes)
@@ -682,14 +677,7 @@ TEST_CASE("glTF hostile: NaN and negative weights, joint indices past 65535, in 
             joints[(sets - 1) * 48 + 9 * 4 + 2] = 70000.0f; // vertex 9
             weights[(sets - 1) * 48 + 9 * 4 + 2] = 0.5f;
             joints[(sets - 1) * 48 + 10 * 4 + 2] = 70000.0f; // vertex 10, weight 0: no influence, no report
-            gltf_builder b = character({});
-            ojson& attributes = b.doc["meshes"][0]["primitives"][0]["attributes"];
-            for (std::size_t s = 0; s < sets; ++s) {
-                attributes["JOINTS_" + std::to_string(s)] = b.add_accessor(
-                    std::vector<float>(joints.begin() + s * 48, joints.begin() + (s + 1) * 48), kbtest::gl_unsigned_int, "VEC4");
-                attributes["WEIGHTS_" + std::to_string(s)] =
-                    b.floats(std::vector<float>(weights.begin() + s * 48, weights.begin() + (s + 1) * 48), "VEC4");
-            }
+            gltf_builder b = character_with_influences(joints, weights, sets, kbtest::gl_unsigned_int);
             const gltf::model m = strict_fails_lenient_warns(b.glb(), errc::out_of_range, "/meshes/0/primitives/0/attributes");
             CHECK(has_warning(m, "1 joint indices that are no joint (first in vertex 9)"));
             for (const auto& mi : m.meshes)
