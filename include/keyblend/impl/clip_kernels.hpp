@@ -597,7 +597,7 @@ struct clip_sampler {
     }
 
     /// Joints [i, i + V::width): interpolate the cached intervals at `time` into `out`.
-    template <class V>
+    template <class V, bool Cubic>
     static KEYBLEND_FORCE_INLINE void interpolate_lanes(const sampling_state& c, float time,
                                                        std::size_t i, local_pose& out) {
         using lanes::bits;
@@ -636,14 +636,14 @@ struct clip_sampler {
             q = slerp(qa, qb, alpha[rotation]);
             if (nlerp_lanes) q = select(use_nlerp, nlerp(qa, qb, alpha[rotation]), q);
         }
-        // Cubic splines: the Hermite basis at alpha, where some lane of the component uses it
-        // (exactly `a` at alpha 0, as the other modes).
+        // Cubic splines (a context whose clip has some: Cubic): the Hermite basis at alpha, where
+        // some lane of the component uses it (exactly `a` at alpha 0, as the other modes).
         typename V::mask cubic[3];
         unsigned cubic_lanes[3] = {0, 0, 0};
         struct basis {
             V h00, h10, h01, h11;
         } h[3];
-        if (c.cubic_) {
+        if constexpr (Cubic) {
             for (unsigned comp = 0; comp < 3; ++comp) {
                 cubic[comp] = (V::load(at(cubic_stream + comp)) != zero) & !at_key[comp];
                 cubic_lanes[comp] = bits(cubic[comp]);
@@ -675,7 +675,7 @@ struct clip_sampler {
                 const V b = V::load(at(base[comp] + 6 + k));
                 // keyblend::lerp: exactly `a` at alpha 0.
                 V value = select(at_key[comp], a, a + (b - a) * alpha[comp]);
-                if (cubic_lanes[comp]) {
+                if (Cubic && cubic_lanes[comp]) {
                     const basis& hb = h[comp];
                     const V m0 = V::load(at(tangent_base[comp] + k));
                     const V m1 = V::load(at(tangent_base[comp] + 3 + k));
@@ -711,9 +711,17 @@ struct clip_sampler {
             refresh_stale<rotation>(c, s, time, t, i);
             refresh_stale<scale>(c, s, time, t, i);
         }
-        lanes::for_each_lanes<Wide, Narrow>(0, c.padded_, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
-            interpolate_lanes<decltype(lane)>(c, time, i, out);
-        });
+        // (A clip without cubic splines gets a pass without their code, which would otherwise hold
+        // registers and branches in every group of joints.)
+        if (c.cubic_) {
+            lanes::for_each_lanes<Wide, Narrow>(0, c.padded_, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
+                interpolate_lanes<decltype(lane), true>(c, time, i, out);
+            });
+        } else {
+            lanes::for_each_lanes<Wide, Narrow>(0, c.padded_, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
+                interpolate_lanes<decltype(lane), false>(c, time, i, out);
+            });
+        }
         if (s.morph_weight_total() != 0 || !out.morph_weights().empty()) sample_morph_weights(cl, s, time, c, out);
         if (c.bad_channel_ == error::no_index) return {};
         return make_error(errc::out_of_range,
