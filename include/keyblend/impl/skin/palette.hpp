@@ -41,10 +41,23 @@ inline status check_palette(const palette_job& job) {
 /// weighted by column c of b, summed left to right as glm's operator* does. With 4-float lanes
 /// (SSE2, NEON) each column is four broadcasts, four multiplies and three adds on a's columns
 /// held in registers; with AVX2 two columns at a time: a's columns in both halves of a register,
-/// b's two columns loaded as one and their elements spread by in-lane shuffles. The results equal `a * b` within float rounding
-/// (the compiler may contract either into fused multiply-adds).
+/// b's two columns loaded as one and their elements spread by in-lane shuffles; with AVX-512 all
+/// four columns at once, the same way (14 instructions a product, against AVX2's 24). The results
+/// equal `a * b` within float rounding (the compiler may contract either into fused
+/// multiply-adds).
 inline void multiply_mat4(const glm::mat4& a, const glm::mat4& b, glm::mat4& out) {
-#if KEYBLEND_SIMD_AVX2
+#if KEYBLEND_SIMD_AVX512
+    const float* pa = &a[0][0];
+    const auto every = [pa](int c) {
+        return _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_loadu_ps(pa + 4 * c));
+    };
+    const __m512 col = _mm512_loadu_ps(&b[0][0]); // b's four columns, one a lane
+    __m512 r = _mm512_add_ps(_mm512_mul_ps(every(0), _mm512_maskz_permute_ps(0xFFFF, col, 0x00)),
+                             _mm512_mul_ps(every(1), _mm512_maskz_permute_ps(0xFFFF, col, 0x55)));
+    r = _mm512_add_ps(r, _mm512_mul_ps(every(2), _mm512_maskz_permute_ps(0xFFFF, col, 0xAA)));
+    r = _mm512_add_ps(r, _mm512_mul_ps(every(3), _mm512_maskz_permute_ps(0xFFFF, col, 0xFF)));
+    _mm512_storeu_ps(&out[0][0], r);
+#elif KEYBLEND_SIMD_AVX2
     const float* pa = &a[0][0];
     const float* pb = &b[0][0];
     float* po = &out[0][0];
