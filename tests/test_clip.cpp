@@ -1051,6 +1051,32 @@ TEST_CASE("sample_clip: cubic splines and cuts among tracks keyed at shared time
     check_public(f, times, ctx);
 }
 
+TEST_CASE("sampling contexts: one context rebinding between clips with and without cubic splines") {
+    // A context bound to a clip without cubic splines holds no tangent streams; rebinding it to
+    // one with them must make room for them, and back again keep sampling right.
+    const sample_fixture plain;
+    sample_fixture cubic;
+    make_cubic_and_cuts(cubic);
+    sampling_context ctx;
+    local_pose out, fresh;
+    const auto same_as_fresh = [&](const sample_fixture& f, float t) {
+        sampling_context once;
+        REQUIRE(sample_clip(f.c, f.s, t, ctx, out));
+        REQUIRE(sample_clip(f.c, f.s, t, once, fresh));
+        for (std::size_t j = 0; j < f.s.size(); ++j) CHECK(kbtest::bit_equal_transform(out.get(j), fresh.get(j)));
+    };
+    for (int round = 0; round < 2; ++round) {
+        for (float t = 0.0f; t < 200.0f; t += 13.0f) same_as_fresh(plain, t);
+        for (float t = 3.0f; t < 200.0f; t += 11.0f) same_as_fresh(cubic, t);
+    }
+    // A copy of a context bound to cubic splines carries its tangents.
+    REQUIRE(sample_clip(cubic.c, cubic.s, 47.0f, ctx, out));
+    sampling_context copy = ctx;
+    REQUIRE(sample_clip(cubic.c, cubic.s, 48.0f, copy, fresh));
+    REQUIRE(sample_clip(cubic.c, cubic.s, 48.0f, ctx, out));
+    for (std::size_t j = 0; j < cubic.s.size(); ++j) CHECK(kbtest::bit_equal_transform(out.get(j), fresh.get(j)));
+}
+
 TEST_CASE("sample_clip: morph weights from the channels' tracks, the bind pose's elsewhere") {
     std::vector<joint_desc> joints(3);
     joints[0].name = "root";

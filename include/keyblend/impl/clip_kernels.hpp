@@ -501,9 +501,18 @@ struct clip_sampler {
         c.channel_count_ = cl.channels.size();
         c.joint_count_ = s.size();
         c.padded_ = (s.size() + pose_lane_block - 1) / pose_lane_block * pose_lane_block;
-        if (aligned_stream_length(c.padded_) > c.capacity_ || !c.streams_) {
+        c.cubic_ = false;
+        for (const channel& ch : cl.channels)
+            if (!ch.has_matrix() && (ch.translation.mode() == interpolation::cubic_spline ||
+                                     ch.rotation.mode() == interpolation::cubic_spline ||
+                                     ch.scale.mode() == interpolation::cubic_spline))
+                c.cubic_ = true;
+        // The tangent streams only for a clip that has cubic splines (23 of the 53).
+        const std::size_t streams = c.cubic_ ? stream_count : cubic_stream;
+        if (aligned_stream_length(c.padded_) > c.capacity_ || !c.streams_ || streams * c.capacity_ > c.stream_floats_) {
             c.capacity_ = aligned_stream_length(c.padded_);
-            c.streams_ = allocate_aligned_floats(stream_count * c.capacity_);
+            c.stream_floats_ = streams * c.capacity_;
+            c.streams_ = allocate_aligned_floats(c.stream_floats_);
         }
         c.bad_channel_ = error::no_index;
         c.channel_of_joint_.assign(s.size(), -1);
@@ -515,12 +524,6 @@ struct clip_sampler {
         c.cursors_.assign(3 * s.size(), 0);
         c.tracks_.assign(3 * s.size(), nullptr);
         c.matrix_.assign(s.size(), 0);
-        c.cubic_ = false;
-        for (const channel& ch : cl.channels)
-            if (!ch.has_matrix() && (ch.translation.mode() == interpolation::cubic_spline ||
-                                     ch.rotation.mode() == interpolation::cubic_spline ||
-                                     ch.scale.mode() == interpolation::cubic_spline))
-                c.cubic_ = true;
         // Morph weights: a cursor per weight track of the channels whose joint has weights.
         c.morph_cursors_.assign(s.morph_weight_total(), track_cursor{});
         const transform identity;
@@ -529,7 +532,8 @@ struct clip_sampler {
             const transform& rest = j < s.size() ? s.bind_transforms()[j] : identity;
             for (unsigned comp = 0; comp < 3; ++comp) set_bind(c, comp, j, rest);
             stream(c, nlerp_stream)[j] = 0.0f;
-            for (unsigned comp = 0; comp < 3; ++comp) stream(c, cubic_stream + comp)[j] = 0.0f;
+            if (c.cubic_)
+                for (unsigned comp = 0; comp < 3; ++comp) stream(c, cubic_stream + comp)[j] = 0.0f;
             if (index < 0) continue;
             // An animated joint: an empty interval, so the first sample reads its tracks.
             for (unsigned comp = 0; comp < 3; ++comp) {

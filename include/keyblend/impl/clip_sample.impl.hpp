@@ -27,6 +27,7 @@ inline sampling_state& sampling_state::operator=(const sampling_state& other) {
     joint_count_ = other.joint_count_;
     padded_ = other.padded_;
     capacity_ = other.capacity_;
+    stream_floats_ = other.stream_floats_;
     bad_channel_ = other.bad_channel_;
     channel_of_joint_ = other.channel_of_joint_;
     cursors_ = other.cursors_;
@@ -45,7 +46,7 @@ inline sampling_state& sampling_state::operator=(const sampling_state& other) {
     cubic_ = other.cubic_;
     streams_.reset();
     if (other.streams_) {
-        const std::size_t n = sampling_state::stream_count * capacity_;
+        const std::size_t n = stream_floats_;
         streams_ = allocate_aligned_floats(n);
         std::memcpy(streams_.get(), other.streams_.get(), n * sizeof(float));
     }

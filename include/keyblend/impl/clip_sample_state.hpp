@@ -42,6 +42,8 @@ struct sampling_state {
     std::size_t joint_count_ = 0;
     std::size_t padded_ = 0;
     std::size_t capacity_ = 0;                  // floats per stream
+    std::size_t stream_floats_ = 0;             // floats allocated in streams_ (the tangent
+                                                // streams only for a clip with cubic splines)
     std::size_t bad_channel_ = static_cast<std::size_t>(-1); // first channel whose joint is out of range
     aligned_floats streams_;                    // the interval caches, clip_sampler::stream
     std::vector<std::int32_t> channel_of_joint_; // -1: no channel
