@@ -30,6 +30,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace keyblend {
 namespace impl {
@@ -717,15 +718,13 @@ struct clip_sampler {
         }
         // (A clip without cubic splines gets a pass without their code, which would otherwise hold
         // registers and branches in every group of joints.)
-        if (c.cubic_) {
+        const auto interpolate = [&](auto cubic) KEYBLEND_LAMBDA_INLINE {
             lanes::for_each_lanes<Wide, Narrow>(0, c.padded_, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
-                interpolate_lanes<decltype(lane), true>(c, time, i, out);
+                interpolate_lanes<decltype(lane), decltype(cubic)::value>(c, time, i, out);
             });
-        } else {
-            lanes::for_each_lanes<Wide, Narrow>(0, c.padded_, [&](auto lane, std::size_t i) KEYBLEND_LAMBDA_INLINE {
-                interpolate_lanes<decltype(lane), false>(c, time, i, out);
-            });
-        }
+        };
+        if (c.cubic_) interpolate(std::true_type{});
+        else interpolate(std::false_type{});
         if (s.morph_weight_total() != 0 || !out.morph_weights().empty()) sample_morph_weights(cl, s, time, c, out);
         if (c.bad_channel_ == error::no_index) return {};
         return make_error(errc::out_of_range,
