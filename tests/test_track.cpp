@@ -36,6 +36,27 @@ TEST_CASE("a track stores keys in the order given") {
     CHECK(from_vector.mode() == interpolation::step);
 }
 
+TEST_CASE("track::assign replaces the keys, tangents included, with arrays of times and values") {
+    track<glm::vec3> t(interpolation::cubic_spline);
+    t.push_back(0.0f, glm::vec3(1), glm::vec3(2), glm::vec3(3));
+    const float times[] = {0.5f, 1.0f, 1.0f};
+    const glm::vec3 values[] = {glm::vec3(4), glm::vec3(5), glm::vec3(6)};
+    t.assign(times, values, 3);
+    REQUIRE(t.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        CHECK(t.time(i) == times[i]);
+        CHECK(t.value(i) == values[i]);
+    }
+    CHECK(t.in_tangents().empty());
+    CHECK(t.out_tangents().empty());
+    CHECK(t.mode() == interpolation::cubic_spline); // (so validate_track reports the missing tangents)
+    CHECK(validate_track(t).error().code == errc::size_mismatch);
+    t.set_mode(interpolation::linear);
+    CHECK(validate_track(t));
+    t.assign(times, values, 0);
+    CHECK(t.empty());
+}
+
 TEST_CASE("validate_track accepts a good track of each value type") {
     CHECK(validate_track(track<float>{{0.0f, 1.0f}, {1.0f, 2.0f}}));
     CHECK(validate_track(track<glm::vec3, int>{{-5, glm::vec3(1)}, {5, glm::vec3(2)}}));

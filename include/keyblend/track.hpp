@@ -59,6 +59,14 @@ public:
         in_tangents_.push_back(in_tangent);
         out_tangents_.push_back(out_tangent);
     }
+    /// Replaces the keys with `n` keys: times[i], values[i] (no reordering; validate afterwards).
+    /// The tangents are cleared: a cubic_spline track gets its keys with push_back.
+    void assign(const Time* times, const Value* values, std::size_t n) {
+        times_.assign(times, times + n);
+        values_.assign(values, values + n);
+        in_tangents_.clear();
+        out_tangents_.clear();
+    }
     void reserve(std::size_t n) {
         times_.reserve(n);
         values_.reserve(n);
