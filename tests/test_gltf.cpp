@@ -641,6 +641,55 @@ TEST_CASE("glTF: influences from one, two and three JOINTS/WEIGHTS sets: by decr
     }
 }
 
+TEST_CASE("glTF: influences of a primitive whose vertex count is not a multiple of four, clean and damaged at its end") {
+    // (The loader orders groups of four vertices at once: the last vertices, and damage found in
+    // them, take the other path.)
+    kbtest::rng r(5);
+    for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{6}, std::size_t{103}}) {
+        CAPTURE(n);
+        std::vector<float> pos(3 * n), joints(4 * n), weights(4 * n);
+        for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<float>(i % 7);
+        for (std::size_t i = 0; i < joints.size(); ++i) {
+            joints[i] = static_cast<float>(r.integer(0, 2));
+            const float choices[] = {0.0f, 0.125f, 0.25f, 0.25f, 0.5f, 0.375f, 1.0f};
+            weights[i] = choices[r.integer(0, 6)];
+        }
+        for (bool damaged : {false, true}) {
+            CAPTURE(damaged);
+            if (damaged) weights[4 * (n - 1) + 2] = -0.5f;
+            gltf_builder b = character({});
+            ojson& mesh = b.doc["meshes"][0];
+            mesh.erase("weights");
+            mesh.erase("extras");
+            const ojson attributes = {{"POSITION", b.floats(pos, "VEC3")},
+                                      {"JOINTS_0", b.add_accessor(joints, kbtest::gl_unsigned_byte, "VEC4")},
+                                      {"WEIGHTS_0", b.floats(weights, "VEC4")}};
+            mesh["primitives"][0] = {{"attributes", attributes}};
+            const auto m = load_bytes(b.glb(), io::parse_mode::lenient);
+            REQUIRE_MESSAGE(m, (m ? "" : m.error().message));
+            CHECK(has_warning(*m, "negative or NaN weights (first in vertex " + std::to_string(n - 1) + ")") == damaged);
+            std::size_t most = 0;
+            for (std::size_t v = 0; v < n; ++v) most = std::max(most, expected_influences(joints, weights, 1, v).size());
+            std::size_t checked = 0;
+            for (const auto& mi : m->meshes) {
+                if (mi.mesh_index != 0) continue;
+                const io::mesh_skin& skin = mi.skin;
+                REQUIRE(skin.influences_per_vertex == most);
+                for (std::size_t v = 0; v < n; ++v) {
+                    CAPTURE(v);
+                    const auto want = expected_influences(joints, weights, 1, v);
+                    for (std::size_t i = 0; i < most; ++i) {
+                        CHECK(skin.bone_indices[v * most + i] == (i < want.size() ? want[i].first : 0u));
+                        CHECK(skin.weights[v * most + i] == (i < want.size() ? want[i].second : 0.0f));
+                    }
+                }
+                ++checked;
+            }
+            CHECK(checked == 2);
+        }
+    }
+}
+
 TEST_CASE("glTF hostile: NaN and negative weights, joint indices past 65535, in one and three sets") {
     for (std::size_t sets : {std::size_t{1}, std::size_t{3}}) {
         CAPTURE(sets);

@@ -15,6 +15,10 @@
 
 #include <keyblend/impl/simd/cpu.hpp>
 
+#if KEYBLEND_CPU_X86 && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
 #include <simdjson.h>
 
 #include <algorithm>
@@ -290,8 +294,20 @@ private:
 
     // --- JSON helpers ---------------------------------------------------------------------------
     /// The member `key` of `object`, or nothing.
+    /// (The first member of that name, as simdjson's at_key, with the names compared inline: most
+    /// are a few bytes, and a library memcmp per candidate cost more than the comparison.)
     static bool member(dom::object object, const char* key, dom::element& out) {
-        return object.at_key(key).get(out) == simdjson::SUCCESS;
+        const std::string_view k(key);
+        for (const dom::key_value_pair field : object) {
+            if (field.key.size() != k.size()) continue;
+            std::size_t i = 0;
+            while (i < k.size() && field.key[i] == k[i]) ++i;
+            if (i == k.size()) {
+                out = field.value;
+                return true;
+            }
+        }
+        return false;
     }
     /// obj[key] as an array (absent: false, no report; wrong type: reported as a problem).
     bool array_member(dom::object object, const char* key, const place& where, dom::array& out) {
@@ -460,7 +476,7 @@ private:
     const unsigned char* bin_ = nullptr;
     std::size_t bin_size_ = 0;
     bool has_bin_ = false;
-    dom::parser parser_;
+    dom::parser own_parser_; ///< for a JSON document too large for the thread's parser
 
     std::vector<buffer_info> buffers_;
     std::vector<view_info> views_;
@@ -1014,12 +1030,19 @@ bool loader::vertex_attribute(std::size_t a, unsigned components, std::size_t ve
                        warning_action::dropped) && false;
     if (accessors_[a].type != float_type) return true; // (integers convert to finite floats)
     // (A branchless test of the exponent bits first: all ones for NaN and infinities.)
-    std::uint32_t special = 0;
-    for (float x : out) {
+    // (In eight lanes, which compilers vectorise as more than one chain of ORs.)
+    std::uint32_t lanes[8] = {};
+    const auto exponent_ones = [&out](std::size_t i) {
         std::uint32_t bits;
-        std::memcpy(&bits, &x, 4);
-        special |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
-    }
+        std::memcpy(&bits, &out[i], 4);
+        return static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    };
+    std::size_t e = 0;
+    for (; e + 8 <= out.size(); e += 8)
+        for (std::size_t l = 0; l < 8; ++l) lanes[l] |= exponent_ones(e + l);
+    for (; e < out.size(); ++e) lanes[0] |= exponent_ones(e);
+    std::uint32_t special = 0;
+    for (std::uint32_t l : lanes) special |= l;
     std::size_t bad = 0, first = 0;
     if (special)
         for (std::size_t i = 0; i < out.size(); ++i)
@@ -1527,26 +1550,211 @@ inline void order_influences_pass(const float* const* weight_sets, const std::ui
 
 #if KEYBLEND_CPU_X86 && (defined(__GNUC__) || defined(__clang__))
 #define KEYBLEND_GLTF_AVX2_INFLUENCES 1
+
+#define KEYBLEND_GLTF_AVX2 __attribute__((target("avx2,fma,bmi2"), always_inline)) inline
+
+/// Rows (a vertex's four values) to columns (a slot's four vertices), and back: the same swap.
+KEYBLEND_GLTF_AVX2 void transpose(__m128i& a, __m128i& b, __m128i& c, __m128i& d) {
+    const __m128i ab0 = _mm_unpacklo_epi32(a, b), cd0 = _mm_unpacklo_epi32(c, d);
+    const __m128i ab1 = _mm_unpackhi_epi32(a, b), cd1 = _mm_unpackhi_epi32(c, d);
+    a = _mm_unpacklo_epi64(ab0, cd0), b = _mm_unpackhi_epi64(ab0, cd0);
+    c = _mm_unpacklo_epi64(ab1, cd1), d = _mm_unpackhi_epi64(ab1, cd1);
+}
+
+/// The larger keys to `a`, the smaller to `b` (signed 64-bit lanes).
+KEYBLEND_GLTF_AVX2 void order_keys(__m256i& a, __m256i& b) {
+    const __m256i x = a, y = b, greater = _mm256_cmpgt_epi64(x, y);
+    a = _mm256_blendv_epi8(y, x, greater);
+    b = _mm256_blendv_epi8(x, y, greater);
+}
+
+/// order_influences_pass<4> written out for AVX2, four vertices at a time: the vertices' rows of
+/// four slots turned into a register of four 64-bit keys per slot, the same sorting network, and
+/// the sorted keys turned back into rows (which compilers otherwise store one value at a time).
+/// Orders the whole groups of four and returns how many vertices that is, or 0 (having written
+/// nothing that counts) when a vertex has a bad weight or joint, for the portable pass to report.
+__attribute__((target("avx2,fma,bmi2"))) std::size_t order_four_avx2(const float* weight_data,
+                                                                      const std::uint32_t* joint_data,
+                                                                      std::size_t vertices, std::uint16_t* bones,
+                                                                      float* weights, influence_tally& t) {
+    const std::size_t groups = vertices / 4 * 4;
+    const __m128i sign = _mm_set1_epi32(static_cast<int>(0x80000000u));
+    const __m128i positive_below = _mm_set1_epi32(static_cast<int>(0x7f800000u ^ 0x80000000u));
+    const __m128i one = _mm_set1_epi32(1), low16 = _mm_set1_epi32(0xffff), magnitude = _mm_set1_epi32(0x7fffffff);
+    const __m128i zero = _mm_setzero_si128();
+    const __m256i compact = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    const __m128 abs_mask = _mm_castsi128_ps(magnitude), unit = _mm_set1_ps(1.0f), off_limit = _mm_set1_ps(1e-3f);
+    __m128i most = zero, largest = _mm_set1_epi32(static_cast<int>(t.largest_joint)), bad = zero, off = zero;
+    for (std::size_t v = 0; v < groups; v += 4) {
+        __m128i w[4], j[4];
+        for (std::size_t r = 0; r < 4; ++r) {
+            w[r] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(weight_data + 4 * (v + r)));
+            j[r] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(joint_data + 4 * (v + r)));
+        }
+        transpose(w[0], w[1], w[2], w[3]);
+        transpose(j[0], j[1], j[2], j[3]);
+        __m256i key[4];
+        __m128i used = zero;
+        for (int s = 0; s < 4; ++s) {
+            // As the portable pass: kept is a weight in (0, +inf] with a joint below 65536.
+            const __m128i positive =
+                _mm_cmpgt_epi32(positive_below, _mm_xor_si128(_mm_sub_epi32(w[s], one), sign));
+            const __m128i joint_ok = _mm_cmpeq_epi32(_mm_srli_epi32(j[s], 16), zero);
+            const __m128i keep = _mm_and_si128(positive, joint_ok);
+            const __m128i nonzero = _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(w[s], magnitude), zero),
+                                                  _mm_set1_epi32(-1));
+            bad = _mm_or_si128(bad, _mm_or_si128(_mm_andnot_si128(positive, nonzero), _mm_andnot_si128(joint_ok, positive)));
+            used = _mm_sub_epi32(used, keep);
+            const __m128i low = _mm_or_si128(_mm_and_si128(j[s], _mm_and_si128(keep, low16)), _mm_set1_epi32((15 - s) << 16));
+            key[s] = _mm256_or_si256(_mm256_slli_epi64(_mm256_cvtepu32_epi64(_mm_and_si128(w[s], keep)), 20),
+                                     _mm256_cvtepu32_epi64(low));
+        }
+        order_keys(key[0], key[1]), order_keys(key[2], key[3]), order_keys(key[0], key[2]);
+        order_keys(key[1], key[3]), order_keys(key[1], key[2]);
+        // Each key as (weight bits, joint) in its 64 bits, then a slot's four weights and four joints.
+        __m128 sum = _mm_setzero_ps();
+        for (int p = 0; p < 4; ++p) {
+            const __m256i pair = _mm256_or_si256(_mm256_srli_epi64(key[p], 20),
+                                                 _mm256_slli_epi64(_mm256_and_si256(key[p], _mm256_set1_epi64x(0xffff)), 32));
+            const __m256i split = _mm256_permutevar8x32_epi32(pair, compact);
+            w[p] = _mm256_castsi256_si128(split);
+            j[p] = _mm256_extracti128_si256(split, 1);
+            sum = _mm_add_ps(sum, _mm_castsi128_ps(w[p]));
+            largest = _mm_max_epu32(largest, j[p]);
+        }
+        off = _mm_sub_epi32(off, _mm_castps_si128(_mm_cmpgt_ps(_mm_and_ps(_mm_sub_ps(sum, unit), abs_mask), off_limit)));
+        most = _mm_max_epu32(most, used);
+        transpose(w[0], w[1], w[2], w[3]);
+        transpose(j[0], j[1], j[2], j[3]);
+        for (std::size_t r = 0; r < 4; ++r) _mm_storeu_si128(reinterpret_cast<__m128i*>(weights + 4 * (v + r)), w[r]);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(bones + 4 * v), _mm_packus_epi32(j[0], j[1]));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(bones + 4 * v + 8), _mm_packus_epi32(j[2], j[3]));
+    }
+    if (!_mm_testz_si128(bad, bad)) return 0;
+    std::uint32_t lanes[4];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(lanes), most);
+    t.most = std::max<std::size_t>(t.most, *std::max_element(lanes, lanes + 4));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(lanes), largest);
+    t.largest_joint = *std::max_element(lanes, lanes + 4);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(lanes), off);
+    t.off_sum += std::size_t{lanes[0]} + lanes[1] + lanes[2] + lanes[3];
+    return groups;
+}
+
+#define KEYBLEND_GLTF_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2")))
+
+/// As the AVX2 order_keys: AVX-512 has 64-bit max and min.
+KEYBLEND_GLTF_AVX512_TARGET __attribute__((always_inline)) inline void order_keys(__m512i& a, __m512i& b) {
+    const __m512i x = a, y = b;
+    a = _mm512_maskz_max_epi64(0xFF, x, y);
+    b = _mm512_maskz_min_epi64(0xFF, x, y);
+}
+
+/// order_four_avx2's work eight vertices at a time in AVX-512 registers: a slot's eight keys
+/// gathered from the rows by one two-register permute, ordered by 64-bit max and min, and put back
+/// into rows by permutes (and, for the joints, a narrowing store). The same result and return.
+KEYBLEND_GLTF_AVX512_TARGET std::size_t order_eight_avx512(const float* weight_data, const std::uint32_t* joint_data,
+                                                      std::size_t vertices, std::uint16_t* bones, float* weights,
+                                                      influence_tally& t) {
+    // (Every 512-bit operation that has one in its maskz form with all lanes, as in the kernels:
+    // GCC 12's plain forms start from an undefined register, which -Wmaybe-uninitialized reports.)
+    const std::size_t groups = vertices / 8 * 8;
+    // Slot s of vertices 0..7 from two registers of four vertices' rows, in 64-bit lanes (the odd
+    // dwords zeroed by the mask).
+    __m512i slot_index[4];
+    for (int s = 0; s < 4; ++s)
+        slot_index[s] = _mm512_setr_epi32(s, 0, 4 + s, 0, 8 + s, 0, 12 + s, 0, 16 + s, 0, 20 + s, 0, 24 + s, 0, 28 + s, 0);
+    // Sorted keys back to rows: pairs of slots first (vertex v's slots p, p + 1 at dwords 2v, 2v + 1),
+    // then the two pairs of each vertex side by side.
+    const __m512i pair_index = _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+    const __m512i rows_low = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
+    const __m512i rows_high = _mm512_setr_epi32(8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
+    const __m512i one = _mm512_set1_epi64(1), positive_below = _mm512_set1_epi64(0x7f800000);
+    const __m512i joint_limit = _mm512_set1_epi64(65536), magnitude = _mm512_set1_epi64(0x7fffffff);
+    const __m256 unit = _mm256_set1_ps(1.0f), off_limit = _mm256_set1_ps(1e-3f);
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m512i most = _mm512_setzero_si512(), largest = _mm512_set1_epi64(t.largest_joint);
+    std::uint32_t bad = 0;
+    std::size_t off = 0;
+    for (std::size_t v = 0; v < groups; v += 8) {
+        const __m512i w0 = _mm512_loadu_si512(weight_data + 4 * v), w1 = _mm512_loadu_si512(weight_data + 4 * v + 16);
+        const __m512i j0 = _mm512_loadu_si512(joint_data + 4 * v), j1 = _mm512_loadu_si512(joint_data + 4 * v + 16);
+        __m512i key[4], used = _mm512_setzero_si512();
+        for (int s = 0; s < 4; ++s) {
+            const __m512i w = _mm512_maskz_permutex2var_epi32(0x5555, w0, slot_index[s], w1);
+            const __m512i j = _mm512_maskz_permutex2var_epi32(0x5555, j0, slot_index[s], j1);
+            const __mmask8 positive = _mm512_cmplt_epu64_mask(_mm512_sub_epi64(w, one), positive_below);
+            const __mmask8 joint_ok = _mm512_cmplt_epu64_mask(j, joint_limit);
+            const __mmask8 keep = positive & joint_ok;
+            const __mmask8 nonzero = _mm512_test_epi64_mask(w, magnitude);
+            bad |= (nonzero & ~positive) | (positive & ~joint_ok);
+            used = _mm512_mask_add_epi64(used, keep, used, one);
+            largest = _mm512_mask_max_epu64(largest, keep, largest, j);
+            key[s] = _mm512_ternarylogic_epi64(_mm512_maskz_slli_epi64(keep, w, 20), _mm512_set1_epi64((15 - s) << 16),
+                                               _mm512_maskz_mov_epi64(keep, j), 0xfe);
+        }
+        order_keys(key[0], key[1]), order_keys(key[2], key[3]), order_keys(key[0], key[2]);
+        order_keys(key[1], key[3]), order_keys(key[1], key[2]);
+        most = _mm512_maskz_max_epu64(0xFF, most, used);
+        __m512i bits[4];
+        __m256 sum = _mm256_setzero_ps();
+        for (int p = 0; p < 4; ++p) {
+            bits[p] = _mm512_maskz_srli_epi64(0xFF, key[p], 20);
+            sum = _mm256_add_ps(sum, _mm256_castsi256_ps(_mm512_maskz_cvtepi64_epi32(0xFF, bits[p])));
+        }
+        off += static_cast<std::size_t>(__builtin_popcount(static_cast<unsigned>(
+            _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(sum, unit), abs_mask), off_limit, _CMP_GT_OQ)))));
+        const __m512i w01 = _mm512_maskz_permutex2var_epi32(0xFFFF, bits[0], pair_index, bits[1]);
+        const __m512i w23 = _mm512_maskz_permutex2var_epi32(0xFFFF, bits[2], pair_index, bits[3]);
+        _mm512_storeu_si512(weights + 4 * v, _mm512_maskz_permutex2var_epi32(0xFFFF, w01, rows_low, w23));
+        _mm512_storeu_si512(weights + 4 * v + 16, _mm512_maskz_permutex2var_epi32(0xFFFF, w01, rows_high, w23));
+        const __m512i j01 = _mm512_maskz_permutex2var_epi32(0xFFFF, key[0], pair_index, key[1]);
+        const __m512i j23 = _mm512_maskz_permutex2var_epi32(0xFFFF, key[2], pair_index, key[3]);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(bones + 4 * v),
+                            _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_permutex2var_epi32(0xFFFF, j01, rows_low, j23)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(bones + 4 * v + 16),
+                            _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_permutex2var_epi32(0xFFFF, j01, rows_high, j23)));
+    }
+    if (bad) return 0;
+    std::uint64_t lanes[8];
+    _mm512_storeu_si512(lanes, most);
+    t.most = std::max<std::size_t>(t.most, *std::max_element(lanes, lanes + 8));
+    _mm512_storeu_si512(lanes, largest);
+    t.largest_joint = static_cast<std::uint32_t>(*std::max_element(lanes, lanes + 8));
+    t.off_sum += off;
+    return groups;
+}
+
 template <std::size_t Slots>
 __attribute__((target("avx2,fma,bmi2"))) KEYBLEND_NOINLINE void order_influences_avx2(
     const float* const* weight_sets, const std::uint32_t* const* joint_sets, std::size_t vertices, std::uint16_t* bones,
-    float* weights, influence_tally& t) {
-    order_influences_pass<Slots>(weight_sets, joint_sets, vertices, bones, weights, t);
+    float* weights, influence_tally& t, bool avx512) {
+    std::size_t done = 0;
+    if constexpr (Slots == 4)
+        done = avx512 ? order_eight_avx512(weight_sets[0], joint_sets[0], vertices, bones, weights, t)
+                      : order_four_avx2(weight_sets[0], joint_sets[0], vertices, bones, weights, t);
+    const float* const rest_weights[2] = {weight_sets[0] + 4 * done, weight_sets[Slots / 4 - 1] + 4 * done};
+    const std::uint32_t* const rest_joints[2] = {joint_sets[0] + 4 * done, joint_sets[Slots / 4 - 1] + 4 * done};
+    order_influences_pass<Slots>(rest_weights, rest_joints, vertices - done, bones + Slots * done,
+                                 weights + Slots * done, t);
+    if (t.bad_weight | t.bad_joint) t.first_bad += done;
 }
 #endif
 
-/// order_influences_pass, compiled for AVX2 where the CPU runs it (unless KEYBLEND_ISA names an
-/// instruction set below it, as for the kernels).
+/// order_influences_pass with AVX2, or AVX-512 for one set, where the CPU runs it (unless
+/// KEYBLEND_ISA names an instruction set below it, as for the kernels).
 template <std::size_t Slots>
 KEYBLEND_NOINLINE void order_influences(const float* const* weight_sets, const std::uint32_t* const* joint_sets,
                                         std::size_t vertices, std::uint16_t* bones, float* weights, influence_tally& t) {
 #if defined(KEYBLEND_GLTF_AVX2_INFLUENCES)
-    static const bool avx2 = [] {
+    static const simd_isa isa = [] {
         const char* env = std::getenv("KEYBLEND_ISA");
-        const bool below = env && (std::strcmp(env, "scalar") == 0 || std::strcmp(env, "sse2") == 0);
-        return !below && impl::cpu::runs(simd_isa::avx2);
+        const auto named = [env](const char* name) { return env && std::strcmp(env, name) == 0; };
+        if (named("scalar") || named("sse2") || !impl::cpu::runs(simd_isa::avx2)) return simd_isa::sse2;
+        return named("avx2") || !impl::cpu::runs(simd_isa::avx512) ? simd_isa::avx2 : simd_isa::avx512;
     }();
-    if (avx2) return order_influences_avx2<Slots>(weight_sets, joint_sets, vertices, bones, weights, t);
+    if (isa != simd_isa::sse2)
+        return order_influences_avx2<Slots>(weight_sets, joint_sets, vertices, bones, weights, t, isa == simd_isa::avx512);
 #endif
     order_influences_pass<Slots>(weight_sets, joint_sets, vertices, bones, weights, t);
 }
@@ -1661,21 +1869,17 @@ bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
     if (vertices > options_.max_vertices) return limit("max_vertices", options_.max_vertices, vertices, "vertices");
     if (!attribute("POSITION", 3, values))
         return ok() && problem(errc::parse_error, at(aw, "POSITION"), "unusable; primitive ignored", warning_action::dropped);
-    mesh.positions.resize(vertices);
-    for (std::size_t v = 0; v < vertices; ++v) mesh.positions[v] = glm::vec3(values[3 * v], values[3 * v + 1], values[3 * v + 2]);
-    if (attribute("NORMAL", 3, values)) {
-        mesh.normals.resize(vertices);
-        for (std::size_t v = 0; v < vertices; ++v) mesh.normals[v] = glm::vec3(values[3 * v], values[3 * v + 1], values[3 * v + 2]);
-    }
-    if (attribute("TANGENT", 4, values)) {
-        mesh.tangents.resize(vertices);
-        for (std::size_t v = 0; v < vertices; ++v)
-            mesh.tangents[v] = glm::vec4(values[4 * v], values[4 * v + 1], values[4 * v + 2], values[4 * v + 3]);
-    }
-    if (attribute("TEXCOORD_0", 2, values)) {
-        mesh.texcoords.resize(vertices);
-        for (std::size_t v = 0; v < vertices; ++v) mesh.texcoords[v] = glm::vec2(values[2 * v], values[2 * v + 1]);
-    }
+    // (The vectors are as many floats as the vertices' components: one copy.)
+    const auto take = [&](auto& array) {
+        using vector = typename std::decay_t<decltype(array)>::value_type;
+        static_assert(sizeof(vector) == vector::length() * sizeof(float), "packed GLM vectors");
+        array.resize(vertices);
+        std::memcpy(array.data(), values.data(), vertices * sizeof(vector));
+    };
+    take(mesh.positions);
+    if (attribute("NORMAL", 3, values)) take(mesh.normals);
+    if (attribute("TANGENT", 4, values)) take(mesh.tangents);
+    if (attribute("TEXCOORD_0", 2, values)) take(mesh.texcoords);
     if (!ok()) return false;
 
     // Influences: every JOINTS_n / WEIGHTS_n pair.
@@ -2130,10 +2334,14 @@ bool loader::build_track(const float* times, std::size_t keys, const std::vector
         }
         if (clean) {
             out = track<Value, float>(mode);
-            out.reserve(keys);
-            for (std::size_t i = 0; i < keys; ++i) {
-                if (cubic) out.push_back(times[i], element(3 * i), element(3 * i + 1), element(3 * i + 2));
-                else out.push_back(times[i], element(i));
+            if (cubic) {
+                out.reserve(keys);
+                for (std::size_t i = 0; i < keys; ++i)
+                    out.push_back(times[i], element(3 * i), element(3 * i + 1), element(3 * i + 2));
+            } else {
+                std::vector<Value> v(keys);
+                for (std::size_t i = 0; i < keys; ++i) v[i] = element(i);
+                out.assign(times, v.data(), keys);
             }
             return true;
         }
@@ -2433,7 +2641,12 @@ bool loader::load(const unsigned char* data, std::size_t size, model& out) {
     // The JSON is parsed in place when the bytes after it (a .glb's binary chunk) give the parser
     // the readable padding it needs; otherwise the parser copies it.
     const bool padded = static_cast<std::size_t>(data + size - (json_ + json_size_)) >= simdjson::SIMDJSON_PADDING;
-    if (const simdjson::error_code e = parser_.parse(json_, json_size_, !padded).get(document); e != simdjson::SUCCESS)
+    // Documents up to reused_parser_limit go to the thread's parser, whose buffers (about 14 times
+    // the largest document it parsed) stay allocated between loads; larger ones to the loader's own.
+    constexpr std::size_t reused_parser_limit = std::size_t{256} << 10;
+    static thread_local dom::parser reused_parser;
+    dom::parser& parser = json_size_ <= reused_parser_limit ? reused_parser : own_parser_;
+    if (const simdjson::error_code e = parser.parse(json_, json_size_, !padded).get(document); e != simdjson::SUCCESS)
         return fail(errc::parse_error, out.binary ? "JSON chunk" : "JSON", std::string("malformed (") + simdjson::error_message(e) + ")");
     dom::object root;
     if (document.get(root) != simdjson::SUCCESS) return fail(errc::parse_error, "JSON", "the document is not an object");
