@@ -36,12 +36,12 @@ TEST_CASE("a track stores keys in the order given") {
     CHECK(from_vector.mode() == interpolation::step);
 }
 
-TEST_CASE("track::assign replaces the keys, tangents included, with arrays of times and values") {
+TEST_CASE("track::assign replaces the keys, tangents included, with vectors of times and values") {
     track<glm::vec3> t(interpolation::cubic_spline);
     t.push_back(0.0f, glm::vec3(1), glm::vec3(2), glm::vec3(3));
-    const float times[] = {0.5f, 1.0f, 1.0f};
-    const glm::vec3 values[] = {glm::vec3(4), glm::vec3(5), glm::vec3(6)};
-    t.assign(times, values, 3);
+    const std::vector<float> times = {0.5f, 1.0f, 1.0f};
+    const std::vector<glm::vec3> values = {glm::vec3(4), glm::vec3(5), glm::vec3(6)};
+    t.assign(times, values);
     REQUIRE(t.size() == 3);
     for (std::size_t i = 0; i < 3; ++i) {
         CHECK(t.time(i) == times[i]);
@@ -53,8 +53,14 @@ TEST_CASE("track::assign replaces the keys, tangents included, with arrays of ti
     CHECK(validate_track(t).error().code == errc::size_mismatch);
     t.set_mode(interpolation::linear);
     CHECK(validate_track(t));
-    t.assign(times, values, 0);
+    // Vectors of different sizes: the longer cut to the shorter's size.
+    t.assign({0.0f, 1.0f}, values);
+    REQUIRE(t.size() == 2);
+    CHECK(t.values().size() == 2);
+    CHECK(t.value(1) == glm::vec3(5));
+    t.assign(times, {});
     CHECK(t.empty());
+    CHECK(t.values().empty());
 }
 
 TEST_CASE("validate_track accepts a good track of each value type") {

@@ -6,11 +6,13 @@
 #include "error.hpp"
 #include "key.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <initializer_list>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace keyblend {
@@ -59,11 +61,15 @@ public:
         in_tangents_.push_back(in_tangent);
         out_tangents_.push_back(out_tangent);
     }
-    /// Replaces the keys with `n` keys: times[i], values[i] (no reordering; validate afterwards).
-    /// The tangents are cleared: a cubic_spline track gets its keys with push_back.
-    void assign(const Time* times, const Value* values, std::size_t n) {
-        times_.assign(times, times + n);
-        values_.assign(values, values + n);
+    /// Replaces the keys with key i at times[i] with values[i], taking the vectors over (no
+    /// reordering; validate afterwards). The longer vector is cut to the shorter's size. The
+    /// tangents are cleared: a cubic_spline track gets its keys with push_back.
+    void assign(std::vector<Time> times, std::vector<Value> values) {
+        const std::size_t n = std::min(times.size(), values.size());
+        times.resize(n);
+        values.resize(n);
+        times_ = std::move(times);
+        values_ = std::move(values);
         in_tangents_.clear();
         out_tangents_.clear();
     }

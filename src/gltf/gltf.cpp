@@ -295,15 +295,16 @@ private:
     // --- JSON helpers ---------------------------------------------------------------------------
     /// The member `key` of `object`, or nothing.
     /// (The first member of that name, as simdjson's at_key, with the names compared inline: most
-    /// are a few bytes, and a library memcmp per candidate cost more than the comparison.)
+    /// are a few bytes, and a library memcmp per candidate of the same length cost more.)
     static bool member(dom::object object, const char* key, dom::element& out) {
         const std::string_view k(key);
-        for (const dom::key_value_pair field : object) {
-            if (field.key.size() != k.size()) continue;
+        for (auto it = object.begin(), end = object.end(); it != end; ++it) {
+            if (it.key_length() != k.size()) continue;
+            const char* name = it.key_c_str();
             std::size_t i = 0;
-            while (i < k.size() && field.key[i] == k[i]) ++i;
+            while (i < k.size() && name[i] == k[i]) ++i;
             if (i == k.size()) {
-                out = field.value;
+                out = it.value();
                 return true;
             }
         }
@@ -2341,7 +2342,7 @@ bool loader::build_track(const float* times, std::size_t keys, const std::vector
             } else {
                 std::vector<Value> v(keys);
                 for (std::size_t i = 0; i < keys; ++i) v[i] = element(i);
-                out.assign(times, v.data(), keys);
+                out.assign(std::vector<float>(times, times + keys), std::move(v));
             }
             return true;
         }
@@ -2469,10 +2470,11 @@ bool loader::animation(dom::object o, std::size_t index) {
             if (!ok()) return false;
         }
     }
-    std::unordered_map<std::size_t, std::size_t> channel_of_joint;
+    std::vector<std::size_t> channel_of_joint(out_->skeleton.size(), npos);
     std::unordered_map<std::size_t, std::vector<float>> inputs; // accessor -> times
     std::vector<float> values;                                  // (a channel's, reused)
     if (array_member(o, "channels", where, channel_list)) {
+        c.channels.reserve(std::min(channel_list.size(), out_->skeleton.size()));
         std::size_t i = 0;
         for (dom::element e : channel_list) {
             const std::size_t channel_index = i++;
@@ -2568,12 +2570,18 @@ bool loader::animation(dom::object o, std::size_t index) {
                              warning_action::dropped))
                     return false;
             }
-            const auto [slot, added] = channel_of_joint.try_emplace(joint, c.channels.size());
-            if (added) {
+            if (joint >= channel_of_joint.size()) {
+                if (!problem(errc::out_of_range, tw(), "node " + std::to_string(node) + " is no joint; channel ignored",
+                             warning_action::dropped))
+                    return false;
+                continue;
+            }
+            if (channel_of_joint[joint] == npos) {
+                channel_of_joint[joint] = c.channels.size();
                 c.channels.emplace_back();
                 c.channels.back().joint = joint;
             }
-            channel& ch = c.channels[slot->second];
+            channel& ch = c.channels[channel_of_joint[joint]];
             const auto taken = [&](bool t) {
                 return t && !problem(errc::duplicate, tw(),
                                      "node " + std::to_string(node) + "'s " + path +
