@@ -168,16 +168,21 @@ struct clip_sampler {
         components(tr.value(first), v0);
         components(tr.value(second), v1);
         set_interval<Comp>(c, j, lo, hi, dt, v0, v1);
-        if (tr.mode() == interpolation::cubic_spline && c.cubic_) {
-            float m0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, m1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            // (Tangents of a track changed since bind, or invalid, count as zero.)
-            if (first != second && tr.out_tangents().size() == tr.size() && tr.in_tangents().size() == tr.size()) {
-                const float span = hi - lo;
-                components(tr.out_tangents()[first] * span, m0);
-                components(tr.in_tangents()[second] * span, m1);
-            }
-            set_tangents<Comp>(c, j, m0, m1);
+        if (tr.mode() == interpolation::cubic_spline && c.cubic_) refresh_tangents<Comp>(c, j, tr, first, second, hi - lo);
+    }
+
+    /// A cubic spline's tangents for the interval of keys first, second (out of line, so that
+    /// the refresh of the other modes stays small enough to inline).
+    template <unsigned Comp, class Value>
+    static KEYBLEND_NOINLINE void refresh_tangents(sampling_state& c, std::size_t j, const track<Value, float>& tr,
+                                                   std::size_t first, std::size_t second, float span) {
+        float m0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, m1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        // (Tangents of a track changed since bind, or invalid, count as zero.)
+        if (first != second && tr.out_tangents().size() == tr.size() && tr.in_tangents().size() == tr.size()) {
+            components(tr.out_tangents()[first] * span, m0);
+            components(tr.in_tangents()[second] * span, m1);
         }
+        set_tangents<Comp>(c, j, m0, m1);
     }
 
     /// All three components of a matrix channel, from its keys split into T, R, S.

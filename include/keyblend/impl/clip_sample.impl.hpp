@@ -55,16 +55,22 @@ inline sampling_state& sampling_state::operator=(const sampling_state& other) {
 } // namespace impl
 
 namespace impl {
+/// The error of a sampling job missing a member: the first missing one named (out of line: the
+/// check runs every frame, the error never in a working program).
+KEYBLEND_COLD inline status missing_sampling_member(bool clip, bool skeleton, bool context, const char* job_name) {
+    return make_error(errc::invalid_argument, std::string(job_name) + ": no " +
+                                                  (!clip       ? "clip"
+                                                   : !skeleton ? "skeleton"
+                                                   : !context  ? "sampling context"
+                                                               : "output pose"));
+}
+
 /// The null checks of a sampling job's members (sampling_job, compressed_sampling_job: the same
-/// members), the first missing one named.
+/// members).
 template <class Job>
 status check_sampling_members(const Job& job, const char* job_name) {
-    if (!job.clip || !job.skeleton || !job.context || !job.output)
-        return make_error(errc::invalid_argument, std::string(job_name) + ": no " +
-                                                      (!job.clip ? "clip" : !job.skeleton ? "skeleton"
-                                                                        : !job.context  ? "sampling context"
-                                                                                        : "output pose"));
-    return {};
+    if (job.clip && job.skeleton && job.context && job.output) return {};
+    return missing_sampling_member(job.clip != nullptr, job.skeleton != nullptr, job.context != nullptr, job_name);
 }
 inline status check_job(const sampling_job& job) { return check_sampling_members(job, "sampling_job"); }
 } // namespace impl
