@@ -641,9 +641,9 @@ TEST_CASE("glTF: influences from one, two and three JOINTS/WEIGHTS sets: by decr
     }
 }
 
-TEST_CASE("glTF: influences of a primitive whose vertex count is not a multiple of four, clean and damaged at its end") {
-    // (The loader orders groups of four vertices at once: the last vertices, and damage found in
-    // them, take the other path.)
+TEST_CASE("glTF: influences of a primitive whose vertex count is not a multiple of four or eight, clean and damaged") {
+    // (The loader orders groups of four or eight vertices at once, the last vertices one at a
+    // time; damage anywhere sends every vertex down the one-at-a-time path, which names it.)
     kbtest::rng r(5);
     for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{6}, std::size_t{103}}) {
         CAPTURE(n);
@@ -651,25 +651,47 @@ TEST_CASE("glTF: influences of a primitive whose vertex count is not a multiple 
         for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<float>(i % 7);
         for (std::size_t i = 0; i < joints.size(); ++i) {
             joints[i] = static_cast<float>(r.integer(0, 2));
+            // (Sums of these are exact in any order: the count of vertices off 1 is too.)
             const float choices[] = {0.0f, 0.125f, 0.25f, 0.25f, 0.5f, 0.375f, 1.0f};
             weights[i] = choices[r.integer(0, 6)];
         }
-        for (bool damaged : {false, true}) {
-            CAPTURE(damaged);
-            if (damaged) weights[4 * (n - 1) + 2] = -0.5f;
+        enum class damage { none, negative_weight_in_last_vertex, joint_past_65535_in_vertex_1 };
+        for (damage d : {damage::none, damage::negative_weight_in_last_vertex, damage::joint_past_65535_in_vertex_1}) {
+            CAPTURE(static_cast<int>(d));
+            std::vector<float> j = joints, w = weights;
+            std::size_t bad_vertex = 0;
+            if (d == damage::negative_weight_in_last_vertex) {
+                bad_vertex = n - 1;
+                w[4 * bad_vertex + 2] = -0.5f;
+            } else if (d == damage::joint_past_65535_in_vertex_1) {
+                if (n < 2) continue;
+                bad_vertex = 1;
+                j[4 * bad_vertex + 1] = 70000.0f;
+                w[4 * bad_vertex + 1] = 0.25f;
+            }
             gltf_builder b = character({});
             ojson& mesh = b.doc["meshes"][0];
             mesh.erase("weights");
             mesh.erase("extras");
             const ojson attributes = {{"POSITION", b.floats(pos, "VEC3")},
-                                      {"JOINTS_0", b.add_accessor(joints, kbtest::gl_unsigned_byte, "VEC4")},
-                                      {"WEIGHTS_0", b.floats(weights, "VEC4")}};
+                                      {"JOINTS_0", b.add_accessor(j, kbtest::gl_unsigned_int, "VEC4")},
+                                      {"WEIGHTS_0", b.floats(w, "VEC4")}};
             mesh["primitives"][0] = {{"attributes", attributes}};
             const auto m = load_bytes(b.glb(), io::parse_mode::lenient);
             REQUIRE_MESSAGE(m, (m ? "" : m.error().message));
-            CHECK(has_warning(*m, "negative or NaN weights (first in vertex " + std::to_string(n - 1) + ")") == damaged);
-            std::size_t most = 0;
-            for (std::size_t v = 0; v < n; ++v) most = std::max(most, expected_influences(joints, weights, 1, v).size());
+            const std::string first = "(first in vertex " + std::to_string(bad_vertex) + ")";
+            CHECK(has_warning(*m, "negative or NaN weights " + first) == (d == damage::negative_weight_in_last_vertex));
+            CHECK(has_warning(*m, "joint indices that are no joint " + first) == (d == damage::joint_past_65535_in_vertex_1));
+            std::size_t most = 0, off_sum = 0;
+            for (std::size_t v = 0; v < n; ++v) {
+                const auto want = expected_influences(j, w, 1, v);
+                most = std::max(most, want.size());
+                float sum = 0.0f;
+                for (const auto& p : want) sum += p.second;
+                off_sum += sum != 1.0f;
+            }
+            CHECK(has_warning(*m, "attributes: " + std::to_string(off_sum) + " vertices' weights do not sum to 1") ==
+                  (off_sum != 0));
             std::size_t checked = 0;
             for (const auto& mi : m->meshes) {
                 if (mi.mesh_index != 0) continue;
@@ -677,7 +699,7 @@ TEST_CASE("glTF: influences of a primitive whose vertex count is not a multiple 
                 REQUIRE(skin.influences_per_vertex == most);
                 for (std::size_t v = 0; v < n; ++v) {
                     CAPTURE(v);
-                    const auto want = expected_influences(joints, weights, 1, v);
+                    const auto want = expected_influences(j, w, 1, v);
                     for (std::size_t i = 0; i < most; ++i) {
                         CHECK(skin.bone_indices[v * most + i] == (i < want.size() ? want[i].first : 0u));
                         CHECK(skin.weights[v * most + i] == (i < want.size() ? want[i].second : 0.0f));

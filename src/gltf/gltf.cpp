@@ -485,6 +485,7 @@ private:
     std::vector<node_info> nodes_;
     std::vector<std::size_t> parent_;
     std::vector<std::size_t> order_; ///< nodes parents first
+    std::vector<std::size_t> channel_of_joint_; ///< an animation's channel of each joint (npos: none yet)
     std::vector<glm::mat4> bind_model_;
     std::vector<skin_info> skins_;
     std::vector<mesh_info> meshes_;
@@ -1445,6 +1446,12 @@ bool loader::meshes(dom::object root) {
     return ok();
 }
 
+/// How many floats a GLM vector holds (its length(), a constant expression in every GLM setting).
+template <class V>
+struct components_of;
+template <glm::length_t L, class T, glm::qualifier Q>
+struct components_of<glm::vec<L, T, Q>> : std::integral_constant<std::size_t, static_cast<std::size_t>(L)> {};
+
 /// The influences of a vertex, sorted by decreasing weight (stable), capped at 8.
 struct influence {
     std::uint32_t joint;
@@ -1719,7 +1726,7 @@ KEYBLEND_GLTF_AVX512_TARGET std::size_t order_eight_avx512(const float* weight_d
     if (bad) return 0;
     std::uint64_t lanes[8];
     _mm512_storeu_si512(lanes, most);
-    t.most = std::max<std::size_t>(t.most, *std::max_element(lanes, lanes + 8));
+    t.most = std::max(t.most, static_cast<std::size_t>(*std::max_element(lanes, lanes + 8)));
     _mm512_storeu_si512(lanes, largest);
     t.largest_joint = static_cast<std::uint32_t>(*std::max_element(lanes, lanes + 8));
     t.off_sum += off;
@@ -1752,7 +1759,11 @@ KEYBLEND_NOINLINE void order_influences(const float* const* weight_sets, const s
         const char* env = std::getenv("KEYBLEND_ISA");
         const auto named = [env](const char* name) { return env && std::strcmp(env, name) == 0; };
         if (named("scalar") || named("sse2") || !impl::cpu::runs(simd_isa::avx2)) return simd_isa::sse2;
+#if defined(KEYBLEND_NO_AVX512)
+        return simd_isa::avx2;
+#else
         return named("avx2") || !impl::cpu::runs(simd_isa::avx512) ? simd_isa::avx2 : simd_isa::avx512;
+#endif
     }();
     if (isa != simd_isa::sse2)
         return order_influences_avx2<Slots>(weight_sets, joint_sets, vertices, bones, weights, t, isa == simd_isa::avx512);
@@ -1870,12 +1881,18 @@ bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
     if (vertices > options_.max_vertices) return limit("max_vertices", options_.max_vertices, vertices, "vertices");
     if (!attribute("POSITION", 3, values))
         return ok() && problem(errc::parse_error, at(aw, "POSITION"), "unusable; primitive ignored", warning_action::dropped);
-    // (The vectors are as many floats as the vertices' components: one copy.)
+    // (Packed GLM vectors are as many floats as the vertices' components: one copy. Aligned ones,
+    // GLM_FORCE_DEFAULT_ALIGNED_GENTYPES, have padding: element by element.)
     const auto take = [&](auto& array) {
         using vector = typename std::decay_t<decltype(array)>::value_type;
-        static_assert(sizeof(vector) == vector::length() * sizeof(float), "packed GLM vectors");
+        constexpr std::size_t n = components_of<vector>::value;
         array.resize(vertices);
-        std::memcpy(array.data(), values.data(), vertices * sizeof(vector));
+        if constexpr (sizeof(vector) == n * sizeof(float)) {
+            std::memcpy(array.data(), values.data(), vertices * sizeof(vector));
+        } else {
+            for (std::size_t v = 0; v < vertices; ++v)
+                for (std::size_t k = 0; k < n; ++k) array[v][static_cast<glm::length_t>(k)] = values[n * v + k];
+        }
     };
     take(mesh.positions);
     if (attribute("NORMAL", 3, values)) take(mesh.normals);
@@ -2470,7 +2487,10 @@ bool loader::animation(dom::object o, std::size_t index) {
             if (!ok()) return false;
         }
     }
-    std::vector<std::size_t> channel_of_joint(out_->skeleton.size(), npos);
+    // (channel_of_joint_: npos for every joint between animations; reset below for the joints this
+    // one animates, so that many animations cost their channels, not the skeleton's size each.)
+    if (channel_of_joint_.size() != out_->skeleton.size()) channel_of_joint_.assign(out_->skeleton.size(), npos);
+    std::vector<std::size_t>& channel_of_joint = channel_of_joint_;
     std::unordered_map<std::size_t, std::vector<float>> inputs; // accessor -> times
     std::vector<float> values;                                  // (a channel's, reused)
     if (array_member(o, "channels", where, channel_list)) {
@@ -2570,12 +2590,6 @@ bool loader::animation(dom::object o, std::size_t index) {
                              warning_action::dropped))
                     return false;
             }
-            if (joint >= channel_of_joint.size()) {
-                if (!problem(errc::out_of_range, tw(), "node " + std::to_string(node) + " is no joint; channel ignored",
-                             warning_action::dropped))
-                    return false;
-                continue;
-            }
             if (channel_of_joint[joint] == npos) {
                 channel_of_joint[joint] = c.channels.size();
                 c.channels.emplace_back();
@@ -2608,6 +2622,7 @@ bool loader::animation(dom::object o, std::size_t index) {
             keys_ += usable_keys * targets;
         }
     }
+    for (const channel& ch : c.channels) channel_of_joint[ch.joint] = npos;
     // (The clip passes validate_clip: every track is built valid above. The fuzz target checks it.)
     // A clip's duration is not negative: keys all before 0 make a clip of duration 0.
     c.duration = std::max(0.0f, last_key_time(c));
