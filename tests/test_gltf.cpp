@@ -572,6 +572,32 @@ std::vector<std::pair<std::uint32_t, float>> expected_influences(const std::vect
     return kept;
 }
 
+/// Both instances of the leg (mesh 0, instanced by two skins) hold expected_influences for each
+/// of its `vertices` vertices, at the width of the vertex with the most.
+void check_leg_influences(const gltf::model& m, const std::vector<float>& joints, const std::vector<float>& weights,
+                          std::size_t sets, std::size_t vertices) {
+    std::size_t most = 0;
+    for (std::size_t v = 0; v < vertices; ++v) most = std::max(most, expected_influences(joints, weights, sets, v).size());
+    std::size_t checked = 0;
+    for (const auto& mi : m.meshes) {
+        if (mi.mesh_index != 0) continue;
+        const io::mesh_skin& skin = mi.skin;
+        REQUIRE(skin.influences_per_vertex == most);
+        for (std::size_t v = 0; v < vertices; ++v) {
+            CAPTURE(v);
+            const auto want = expected_influences(joints, weights, sets, v);
+            for (std::size_t i = 0; i < most; ++i) {
+                const std::uint32_t joint = i < want.size() ? want[i].first : 0u;
+                const float weight = i < want.size() ? want[i].second : 0.0f;
+                CHECK(skin.bone_indices[v * most + i] == joint);
+                CHECK(skin.weights[v * most + i] == weight);
+            }
+        }
+        ++checked;
+    }
+    CHECK(checked == 2); // (the leg, instanced by two skins)
+}
+
 /// The character with its leg's influences replaced: `sets` JOINTS_n / WEIGHTS_n pairs from
 /// `joints` and `weights` (set s, vertex v, slot c at (s * 12 + v) * 4 + c), joints stored as
 /// `joint_type`.
@@ -618,26 +644,7 @@ TEST_CASE("glTF: influences from one, two and three JOINTS/WEIGHTS sets: by decr
         gltf_builder b = character_with_influences(joints, weights, sets, kbtest::gl_unsigned_byte);
         const auto m = load_bytes(b.glb(), io::parse_mode::lenient);
         REQUIRE_MESSAGE(m, (m ? "" : m.error().message));
-        std::size_t most = 0;
-        for (std::size_t v = 0; v < 12; ++v) most = std::max(most, expected_influences(joints, weights, sets, v).size());
-        std::size_t checked = 0;
-        for (const auto& mi : m->meshes) {
-            if (mi.mesh_index != 0) continue;
-            const io::mesh_skin& skin = mi.skin;
-            REQUIRE(skin.influences_per_vertex == most);
-            for (std::size_t v = 0; v < 12; ++v) {
-                CAPTURE(v);
-                const auto want = expected_influences(joints, weights, sets, v);
-                for (std::size_t i = 0; i < most; ++i) {
-                    const std::uint32_t joint = i < want.size() ? want[i].first : 0u;
-                    const float weight = i < want.size() ? want[i].second : 0.0f;
-                    CHECK(skin.bone_indices[v * most + i] == joint);
-                    CHECK(skin.weights[v * most + i] == weight);
-                }
-            }
-            ++checked;
-        }
-        CHECK(checked == 2); // (the leg, instanced by two skins)
+        check_leg_influences(*m, joints, weights, sets, 12);
     }
 }
 
@@ -682,32 +689,16 @@ TEST_CASE("glTF: influences of a primitive whose vertex count is not a multiple 
             const std::string first = "(first in vertex " + std::to_string(bad_vertex) + ")";
             CHECK(has_warning(*m, "negative or NaN weights " + first) == (d == damage::negative_weight_in_last_vertex));
             CHECK(has_warning(*m, "joint indices that are no joint " + first) == (d == damage::joint_past_65535_in_vertex_1));
-            std::size_t most = 0, off_sum = 0;
+            std::size_t off_sum = 0;
             for (std::size_t v = 0; v < n; ++v) {
                 const auto want = expected_influences(j, w, 1, v);
-                most = std::max(most, want.size());
                 float sum = 0.0f;
                 for (const auto& p : want) sum += p.second;
                 off_sum += sum != 1.0f;
             }
             CHECK(has_warning(*m, "attributes: " + std::to_string(off_sum) + " vertices' weights do not sum to 1") ==
                   (off_sum != 0));
-            std::size_t checked = 0;
-            for (const auto& mi : m->meshes) {
-                if (mi.mesh_index != 0) continue;
-                const io::mesh_skin& skin = mi.skin;
-                REQUIRE(skin.influences_per_vertex == most);
-                for (std::size_t v = 0; v < n; ++v) {
-                    CAPTURE(v);
-                    const auto want = expected_influences(j, w, 1, v);
-                    for (std::size_t i = 0; i < most; ++i) {
-                        CHECK(skin.bone_indices[v * most + i] == (i < want.size() ? want[i].first : 0u));
-                        CHECK(skin.weights[v * most + i] == (i < want.size() ? want[i].second : 0.0f));
-                    }
-                }
-                ++checked;
-            }
-            CHECK(checked == 2);
+            check_leg_influences(*m, j, w, 1, n);
         }
     }
 }
