@@ -62,8 +62,19 @@
 #include <string>
 #include <vector>
 
+// The CRC-32C paths the compiler's target allows (crc32c below): SSE4.2's crc32 instruction, and
+// carry-less multiplication on 512-bit registers (AVX-512 with VPCLMULQDQ).
 #if defined(__SSE4_2__) && !defined(KEYBLEND_NO_INTRINSICS) && (defined(__x86_64__) || defined(_M_X64))
+#define KEYBLEND_CRC_SSE42 1
 #include <nmmintrin.h>
+#else
+#define KEYBLEND_CRC_SSE42 0
+#endif
+#if KEYBLEND_CRC_SSE42 && defined(__AVX512F__) && defined(__VPCLMULQDQ__) && !defined(KEYBLEND_NO_AVX512)
+#define KEYBLEND_CRC_FOLD512 1
+#include <immintrin.h>
+#else
+#define KEYBLEND_CRC_FOLD512 0
 #endif
 
 namespace keyblend {
@@ -361,35 +372,9 @@ inline const crc_shift_tables& crc_shift() {
     return tables;
 }
 
-/// CRC-32C (see keyblend::crc32c in package.hpp).
-inline std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc) noexcept {
-    const unsigned char* p = static_cast<const unsigned char*>(data);
-    std::uint32_t c = ~crc;
-#if defined(__SSE4_2__) && !defined(KEYBLEND_NO_INTRINSICS) && (defined(__x86_64__) || defined(_M_X64))
-    constexpr std::size_t block = stream_block;
-    const auto word = [](const unsigned char* q) {
-        std::uint64_t w;
-        std::memcpy(&w, q, sizeof w);
-        return w;
-    };
-    if (size >= 3 * block) {
-        const crc_shift_tables& shift = crc_shift();
-        for (; size >= 3 * block; p += 3 * block, size -= 3 * block) {
-            std::uint64_t c0 = c, c1 = 0, c2 = 0;
-            for (std::size_t i = 0; i < block; i += 8) {
-                c0 = _mm_crc32_u64(c0, word(p + i));
-                c1 = _mm_crc32_u64(c1, word(p + block + i));
-                c2 = _mm_crc32_u64(c2, word(p + 2 * block + i));
-            }
-            c = shift.shift(shift.shift(static_cast<std::uint32_t>(c0)) ^ static_cast<std::uint32_t>(c1)) ^
-                static_cast<std::uint32_t>(c2);
-        }
-    }
-    std::uint64_t c64 = c;
-    for (; size >= 8; p += 8, size -= 8) c64 = _mm_crc32_u64(c64, word(p));
-    c = static_cast<std::uint32_t>(c64);
-    for (; size; ++p, --size) c = _mm_crc32_u8(c, *p);
-#else
+/// The CRC register (before the final complement) after the bytes [p, p + size), from register
+/// `c`: the tables, on any host. The reference the instruction-set paths are tested against.
+inline std::uint32_t crc32c_tables(const unsigned char* p, std::size_t size, std::uint32_t c) noexcept {
     const auto& t = crc_table().t;
     for (; size >= 8; p += 8, size -= 8) {
         const std::uint32_t lo = c ^ (std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24);
@@ -397,8 +382,118 @@ inline std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t cr
             t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
     }
     for (; size; ++p, --size) c = (c >> 8) ^ t[0][(c ^ *p) & 0xffu];
+    return c;
+}
+
+#if KEYBLEND_CRC_SSE42
+inline std::uint64_t crc_word(const unsigned char* q) {
+    std::uint64_t w;
+    std::memcpy(&w, q, sizeof w);
+    return w;
+}
+
+/// As crc32c_tables, with SSE4.2's crc32 instruction: blocks of 3 * stream_block bytes as three
+/// streams, the rest as one.
+inline std::uint32_t crc32c_streams(const unsigned char* p, std::size_t size, std::uint32_t c) noexcept {
+    constexpr std::size_t block = stream_block;
+    if (size >= 3 * block) {
+        const crc_shift_tables& shift = crc_shift();
+        for (; size >= 3 * block; p += 3 * block, size -= 3 * block) {
+            std::uint64_t c0 = c, c1 = 0, c2 = 0;
+            for (std::size_t i = 0; i < block; i += 8) {
+                c0 = _mm_crc32_u64(c0, crc_word(p + i));
+                c1 = _mm_crc32_u64(c1, crc_word(p + block + i));
+                c2 = _mm_crc32_u64(c2, crc_word(p + 2 * block + i));
+            }
+            c = shift.shift(shift.shift(static_cast<std::uint32_t>(c0)) ^ static_cast<std::uint32_t>(c1)) ^
+                static_cast<std::uint32_t>(c2);
+        }
+    }
+    std::uint64_t c64 = c;
+    for (; size >= 8; p += 8, size -= 8) c64 = _mm_crc32_u64(c64, crc_word(p));
+    c = static_cast<std::uint32_t>(c64);
+    for (; size; ++p, --size) c = _mm_crc32_u8(c, *p);
+    return c;
+}
 #endif
-    return ~c;
+
+#if KEYBLEND_CRC_FOLD512
+/// x^e modulo the CRC-32C polynomial, reflected (bit j holds the coefficient of x^(31 - j)).
+constexpr std::uint64_t crc_power(unsigned e) {
+    std::uint32_t r = 0x80000000u;
+    for (unsigned i = 0; i < e; ++i) r = (r >> 1) ^ ((r & 1u) ? 0x82F63B78u : 0u);
+    return r;
+}
+
+/// As crc32c_tables, by folding (carry-less multiplication, the method of Intel's "Fast CRC
+/// computation using PCLMULQDQ"). A 128-bit lane X of the message (its low 64 bits H the earlier,
+/// higher-degree half, L the later) stands for X * x^d at the place d bits further on, modulo the
+/// polynomial: H * (x^(d+64) mod P) + L * (x^d mod P), each product under 96 bits. In the
+/// reflected order a 64 x 32-bit carry-less product lands 33 bits lower than that sum wants, so
+/// the constants are x^(d+31) and x^(d-33). Four 512-bit accumulators take 256 bytes a step (the
+/// multiplier's throughput, not its latency, is the bound); they are folded into one, its four
+/// lanes into one, and the crc32 instruction reduces the last 16 bytes from register 0 (the
+/// starting register went into the first four bytes). The bytes after the last 64 go by the
+/// instruction.
+inline std::uint32_t crc32c_fold512(const unsigned char* p, std::size_t size, std::uint32_t c) noexcept {
+    if (size < 256) return crc32c_streams(p, size, c);
+    const auto constants = [](std::uint64_t for_low, std::uint64_t for_high) {
+        return _mm512_set_epi64(static_cast<long long>(for_high), static_cast<long long>(for_low),
+                                static_cast<long long>(for_high), static_cast<long long>(for_low),
+                                static_cast<long long>(for_high), static_cast<long long>(for_low),
+                                static_cast<long long>(for_high), static_cast<long long>(for_low));
+    };
+    const auto fold = [](__m512i a, __m512i k, __m512i next) {
+        return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(a, k, 0x00), _mm512_clmulepi64_epi128(a, k, 0x11),
+                                         next, 0x96);
+    };
+    constexpr std::uint64_t k2048_low = crc_power(2048 + 31), k2048_high = crc_power(2048 - 33);
+    constexpr std::uint64_t k512_low = crc_power(512 + 31), k512_high = crc_power(512 - 33);
+    constexpr std::uint64_t k384_low = crc_power(384 + 31), k384_high = crc_power(384 - 33);
+    constexpr std::uint64_t k256_low = crc_power(256 + 31), k256_high = crc_power(256 - 33);
+    constexpr std::uint64_t k128_low = crc_power(128 + 31), k128_high = crc_power(128 - 33);
+    __m512i a0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(c))));
+    __m512i a1 = _mm512_loadu_si512(p + 64), a2 = _mm512_loadu_si512(p + 128), a3 = _mm512_loadu_si512(p + 192);
+    p += 256;
+    size -= 256;
+    const __m512i k2048 = constants(k2048_low, k2048_high);
+    for (; size >= 256; p += 256, size -= 256) {
+        a0 = fold(a0, k2048, _mm512_loadu_si512(p));
+        a1 = fold(a1, k2048, _mm512_loadu_si512(p + 64));
+        a2 = fold(a2, k2048, _mm512_loadu_si512(p + 128));
+        a3 = fold(a3, k2048, _mm512_loadu_si512(p + 192));
+    }
+    const __m512i k512 = constants(k512_low, k512_high);
+    a3 = fold(fold(fold(a0, k512, a1), k512, a2), k512, a3);
+    for (; size >= 64; p += 64, size -= 64) a3 = fold(a3, k512, _mm512_loadu_si512(p));
+    // Lanes 0, 1 and 2 to lane 3's place: 384, 256 and 128 bits on.
+    const __m512i lanes = _mm512_set_epi64(0, 0, static_cast<long long>(k128_high), static_cast<long long>(k128_low),
+                                           static_cast<long long>(k256_high), static_cast<long long>(k256_low),
+                                           static_cast<long long>(k384_high), static_cast<long long>(k384_low));
+    // (Lane 3's constants are 0: its products are 0, and the lane itself comes in unmoved.)
+    __m512i sum = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(a3, lanes, 0x00), _mm512_clmulepi64_epi128(a3, lanes, 0x11),
+                                            _mm512_maskz_mov_epi64(0xC0, a3), 0x96);
+    // (Shuffle and extract in their all-lanes maskz forms: GCC 12's plain forms start from an
+    // undefined register, which -Wmaybe-uninitialized reports once inlined.)
+    sum = _mm512_xor_si512(sum, _mm512_maskz_shuffle_i64x2(0xFF, sum, sum, 0x4E)); // lanes 2, 3 onto 0, 1
+    sum = _mm512_xor_si512(sum, _mm512_maskz_shuffle_i64x2(0xFF, sum, sum, 0xB1)); // lane 1 onto 0
+    const __m128i last = _mm512_maskz_extracti32x4_epi32(0xF, sum, 0);
+    std::uint64_t c64 = _mm_crc32_u64(0, static_cast<std::uint64_t>(_mm_cvtsi128_si64(last)));
+    c64 = _mm_crc32_u64(c64, static_cast<std::uint64_t>(_mm_extract_epi64(last, 1)));
+    return crc32c_streams(p, size, static_cast<std::uint32_t>(c64));
+}
+#endif
+
+/// CRC-32C (see keyblend::crc32c in package.hpp): the widest path the compiler's target allows.
+inline std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc) noexcept {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+#if KEYBLEND_CRC_FOLD512
+    return ~crc32c_fold512(p, size, ~crc);
+#elif KEYBLEND_CRC_SSE42
+    return ~crc32c_streams(p, size, ~crc);
+#else
+    return ~crc32c_tables(p, size, ~crc);
+#endif
 }
 
 /// A running CRC-32C of what is given (the skeletons' fingerprints).
