@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <string>
 
 
@@ -285,9 +286,10 @@ inline status check_mesh(const unsigned char* m, std::size_t base, std::uint64_t
     for (std::uint32_t b = 0; b < f.bones; ++b)
         if (read<std::uint32_t>(m + f.off_bone_joints + 4ull * b) >= joints)
             return fail(errc::parse_error, where, base + f.off_bone_joints + 4ull * b, "bone " + std::to_string(b) + ": joint out of range");
-    for (std::uint32_t t = 0; t < f.triangle_materials; ++t)
-        if (read<std::uint32_t>(m + f.off_triangle_materials + 4ull * t) >= f.materials)
-            return fail(errc::parse_error, where, base + f.off_triangle_materials + 4ull * t, "a material index out of range");
+    if (f.triangle_materials && largest_index<std::uint32_t>(m + f.off_triangle_materials, f.triangle_materials) >= f.materials)
+        for (std::uint32_t t = 0; t < f.triangle_materials; ++t)
+            if (read<std::uint32_t>(m + f.off_triangle_materials + 4ull * t) >= f.materials)
+                return fail(errc::parse_error, where, base + f.off_triangle_materials + 4ull * t, "a material index out of range");
     for (std::uint32_t t = 0; t < f.targets; ++t) {
         const unsigned char* r = m + f.off_targets + 16ull * t;
         const std::uint32_t flags = read<std::uint32_t>(r);
@@ -431,19 +433,32 @@ inline std::string_view package::joint_name(std::size_t j) const {
 }
 
 inline result<skeleton> package::make_skeleton() const {
-    std::vector<joint_desc> joints(joints_);
     if (joints_ == 0) return skeleton{};
+    // view() checked what from_parents would: parents in depth-first pre-order (so the joints keep
+    // their order), finite bind matrices and morph weights. What is left is the builder's.
     const impl::pk::skeleton_fields f = impl::pk::read_skeleton(skeleton_);
+    impl::skeleton_builder b;
+    b.kind = "joint";
+    b.source_count = joints_;
+    b.names.reserve(joints_);
+    b.parents.resize(joints_);
+    b.bind.resize(joints_);
+    b.source_of_joint.resize(joints_);
+    std::memcpy(b.parents.data(), skeleton_ + f.off_parents, 4 * joints_);
+    static_assert(sizeof(glm::mat4) == 64 && sizeof(joint_index) == 4, "the section's layout in memory");
+    std::memcpy(static_cast<void*>(b.bind.data()), skeleton_ + f.off_bind, 64 * joints_);
+    std::iota(b.source_of_joint.begin(), b.source_of_joint.end(), std::size_t(0));
+    const std::uint32_t first_weight = impl::pk::read<std::uint32_t>(skeleton_ + f.off_morph);
+    const bool any_morph = impl::pk::read<std::uint32_t>(skeleton_ + f.off_morph + 4 * joints_) != first_weight;
+    if (any_morph) b.morph.resize(joints_);
     for (std::size_t j = 0; j < joints_; ++j) {
-        joint_desc& d = joints[j];
-        d.name = std::string(joint_name(j));
-        d.parent = impl::pk::read<std::int32_t>(skeleton_ + f.off_parents + 4 * j);
-        std::memcpy(&d.bind_local, skeleton_ + f.off_bind + 64 * j, 64);
+        b.names.emplace_back(joint_name(j));
+        if (!any_morph) continue;
         const std::uint32_t m0 = impl::pk::read<std::uint32_t>(skeleton_ + f.off_morph + 4 * j);
         const std::uint32_t m1 = impl::pk::read<std::uint32_t>(skeleton_ + f.off_morph + 4 * (j + 1));
-        for (std::uint32_t w = m0; w < m1; ++w) d.morph_weights.push_back(impl::pk::read<float>(skeleton_ + f.off_weights + 4ull * w));
+        for (std::uint32_t w = m0; w < m1; ++w) b.morph[j].push_back(impl::pk::read<float>(skeleton_ + f.off_weights + 4ull * w));
     }
-    return skeleton::from_parents(joints);
+    return b.finish({});
 }
 
 inline compressed_clip package::clip(std::size_t i) const {

@@ -113,28 +113,33 @@ struct model_schedule {
                     std::max(height[static_cast<std::size_t>(p) - begin], height[j - begin] + 1);
         }
         // Ready joints (parent done or outside the window), with the step and slot that did their
-        // parent (step -2: outside the window).
-        std::vector<std::size_t> ready;
+        // parent (step -2: outside the window). The next is the tallest, of equals the one that
+        // became ready first: a heap of (height, ~arrival), the joint of each arrival beside it.
+        std::vector<std::uint64_t> ready;
+        std::vector<std::uint32_t> arrived; // joint by arrival
+        const auto make_ready = [&](std::size_t j) {
+            ready.push_back(std::uint64_t(height[j - begin]) << 32 | (0xFFFFFFFFu - static_cast<std::uint32_t>(arrived.size())));
+            arrived.push_back(static_cast<std::uint32_t>(j));
+            std::push_heap(ready.begin(), ready.end());
+        };
         std::vector<std::ptrdiff_t> parent_step(n, -2);
         std::vector<std::uint32_t> parent_slot(n, 0);
         for (std::size_t j = begin; j < end; ++j) {
             const joint_index p = s.parent(j);
-            if (p < 0 || static_cast<std::size_t>(p) < begin) ready.push_back(j);
+            if (p < 0 || static_cast<std::size_t>(p) < begin) make_ready(j);
         }
         std::size_t done = 0, count = 0;
         for (std::ptrdiff_t step = 0; done < n; ++step, ++count) {
             std::size_t chosen[slots];
             for (std::size_t r = 0; r < slots; ++r) {
-                std::size_t best = ready.size();
-                for (std::size_t i = 0; i < ready.size(); ++i)
-                    if (best == ready.size() || height[ready[i] - begin] > height[ready[best] - begin]) best = i;
-                if (best == ready.size()) {
+                if (ready.empty()) {
                     chosen[r] = no_joint;
                     out.push_back(no_joint);
                     continue;
                 }
-                const std::size_t j = ready[best];
-                ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
+                std::pop_heap(ready.begin(), ready.end());
+                const std::size_t j = arrived[0xFFFFFFFFu - static_cast<std::uint32_t>(ready.back())];
+                ready.pop_back();
                 chosen[r] = j;
                 const bool in_register = parent_step[j - begin] == step - 1;
                 out.push_back(rows_offset(j - begin) | static_cast<std::uint32_t>(j - begin) << joint_shift |
@@ -144,7 +149,7 @@ struct model_schedule {
                 if (chosen[r] == no_joint) continue;
                 ++done;
                 for (std::size_t c = chosen[r] + 1; c < std::min(end, s.subtree_end(chosen[r])); c = s.subtree_end(c)) {
-                    ready.push_back(c);
+                    make_ready(c);
                     parent_step[c - begin] = step;
                     parent_slot[c - begin] = static_cast<std::uint32_t>(r);
                 }
@@ -203,7 +208,19 @@ struct skeleton_builder {
         // numbering, not ours.
         std::vector<std::size_t> joint_of_source(source_count, 0);
         for (std::size_t j = 0; j < n; ++j) joint_of_source[source_of_joint[j]] = j;
-        {
+        // The joints by name, which the skeleton keeps for find(); equal neighbours there are the
+        // only sign of a duplicate, so the search below runs only when there is one.
+        std::vector<joint_index> by_name(n);
+        const auto sort_by_name = [&] {
+            std::iota(by_name.begin(), by_name.end(), joint_index(0));
+            std::sort(by_name.begin(), by_name.end(), [&](joint_index a, joint_index b) {
+                return names[static_cast<std::size_t>(a)] < names[static_cast<std::size_t>(b)];
+            });
+        };
+        sort_by_name();
+        if (std::adjacent_find(by_name.begin(), by_name.end(), [&](joint_index a, joint_index b) {
+                return names[static_cast<std::size_t>(a)] == names[static_cast<std::size_t>(b)];
+            }) != by_name.end()) {
             std::unordered_map<std::string_view, std::size_t> first_use; // name -> source index
             first_use.reserve(n);
             std::vector<std::size_t> duplicated; // source indices needing a new name
@@ -231,6 +248,7 @@ struct skeleton_builder {
                     used.insert(candidate);
                     nm = std::move(candidate);
                 }
+                sort_by_name();
             }
         }
 
@@ -261,9 +279,11 @@ struct skeleton_builder {
         out.bind_transforms_.resize(n);
         out.bind_model_.resize(n);
         out.inverse_bind_model_.resize(n);
+        // (Each loop's joints are independent of one another, or only along the parent chain: kept
+        // apart, the processor overlaps the square roots and divisions of several joints.)
+        for (std::size_t j = 0; j < n; ++j) out.bind_transforms_[j] = to_transform(out.bind_local_[j]);
         for (std::size_t j = 0; j < n; ++j) {
             const joint_index p = out.parents_[j];
-            out.bind_transforms_[j] = to_transform(out.bind_local_[j]);
             out.bind_model_[j] = p < 0 ? out.bind_local_[j]
                                        : out.bind_model_[static_cast<std::size_t>(p)] * out.bind_local_[j];
             const glm::mat4 inv = glm::inverse(out.bind_model_[j]);
@@ -274,11 +294,7 @@ struct skeleton_builder {
         }
 
         model_schedule::build(out);
-        out.by_name_.resize(n);
-        std::iota(out.by_name_.begin(), out.by_name_.end(), joint_index(0));
-        std::sort(out.by_name_.begin(), out.by_name_.end(), [&](joint_index a, joint_index b) {
-            return out.names_[static_cast<std::size_t>(a)] < out.names_[static_cast<std::size_t>(b)];
-        });
+        out.by_name_ = std::move(by_name);
         return out;
     }
 };
