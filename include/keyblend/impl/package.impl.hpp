@@ -437,10 +437,7 @@ inline result<skeleton> package::make_skeleton() const {
     // view() checked what from_parents would: parents in depth-first pre-order (so the joints keep
     // their order), finite bind matrices and morph weights. What is left is the builder's.
     const impl::pk::skeleton_fields f = impl::pk::read_skeleton(skeleton_);
-    impl::skeleton_builder b;
-    b.kind = "joint";
-    b.source_count = joints_;
-    b.names.reserve(joints_);
+    impl::skeleton_builder b(joints_, "joint");
     b.parents.resize(joints_);
     b.bind.resize(joints_);
     b.source_of_joint.resize(joints_);

@@ -202,6 +202,14 @@ struct skeleton_builder {
     std::size_t source_count = 0;
     const char* kind = "joint"; // "joint" or "frame", for messages
 
+    /// Room for `n` joints from `n` inputs of this kind.
+    skeleton_builder(std::size_t n, const char* what) : source_count(n), kind(what) {
+        names.reserve(n);
+        parents.reserve(n);
+        bind.reserve(n);
+        source_of_joint.reserve(n);
+    }
+
     result<skeleton> finish(const skeleton_options& options) {
         const std::size_t n = parents.size();
         // Names: duplicates are found in input order, so messages and renaming follow the caller's
@@ -353,13 +361,7 @@ inline result<skeleton> skeleton::from_parents(const std::vector<joint_desc>& jo
             if (joints[i].parent >= 0) child[fill[static_cast<std::size_t>(joints[i].parent)]++] = i;
     }
 
-    impl::skeleton_builder b;
-    b.kind = "joint";
-    b.source_count = n;
-    b.names.reserve(n);
-    b.parents.reserve(n);
-    b.bind.reserve(n);
-    b.source_of_joint.reserve(n);
+    impl::skeleton_builder b(n, "joint");
     std::vector<joint_index> joint_of(n, no_parent);
     std::vector<std::size_t> stack;
     for (std::size_t r = n; r-- > 0;)
@@ -440,13 +442,7 @@ inline result<skeleton> skeleton::from_frame_tree(const std::vector<frame_desc>&
                                     i);
     }
 
-    impl::skeleton_builder b;
-    b.kind = "frame";
-    b.source_count = n;
-    b.names.reserve(n);
-    b.parents.reserve(n);
-    b.bind.reserve(n);
-    b.source_of_joint.reserve(n);
+    impl::skeleton_builder b(n, "frame");
     std::vector<bool> seen(n, false);
     // (frame, parent joint): a frame's sub-tree is walked before its next sibling.
     std::vector<std::pair<std::size_t, joint_index>> stack;
