@@ -11,9 +11,12 @@
 
 #ifdef KEYBLEND_TEST_IO
 #include <keyblend/io/xfile.hpp>
+
+#include <glm/gtc/matrix_transform.hpp>
 #endif
 
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -314,6 +317,98 @@ TEST_CASE("package: the skeleton, the clips and the meshes come back - clips sam
         REQUIRE(ref.run());
         for (std::size_t v = 0; v < out_a.size(); ++v) CHECK(kbtest::max_abs_diff(out_a[v], out_b[v]) <= 1e-6f);
     }
+}
+
+TEST_CASE("package: make_skeleton builds what from_parents builds from the same joints, field by field") {
+    // Two roots, scaled and rotated bind poses, morph weights on the first joint only or on every
+    // joint: the package's skeleton must equal from_parents' in every array, lookup and schedule.
+    for (int morph_case = 0; morph_case < 3; ++morph_case) {
+        CAPTURE(morph_case);
+        std::vector<joint_desc> joints;
+        const auto add = [&](const std::string& name, joint_index parent, float angle, float scale) {
+            joint_desc d;
+            d.name = name;
+            d.parent = parent;
+            d.bind_local = glm::translate(glm::mat4(1.0f), glm::vec3(0.1f * angle, 1.0f, -0.5f)) *
+                           glm::rotate(glm::mat4(1.0f), angle, glm::normalize(glm::vec3(1.0f, angle, 0.5f))) *
+                           glm::scale(glm::mat4(1.0f), glm::vec3(scale));
+            const std::size_t j = joints.size();
+            if (morph_case == 2 || (morph_case == 1 && j == 0)) d.morph_weights = {0.25f * float(j), 1.0f};
+            joints.push_back(d);
+        };
+        add("hips", no_parent, 0.3f, 1.0f);
+        add("spine", 0, 0.7f, 1.0f);
+        add("left_leg", 0, -1.2f, 2.0f);
+        add("left_foot", 2, 2.9f, 1.0f);
+        add("neck", 1, 0.1f, 0.5f);
+        add("prop", no_parent, 1.9f, 1.0f);
+        add("prop_tip", 5, -0.4f, 1.0f);
+        const result<skeleton> s = skeleton::from_parents(joints);
+        REQUIRE(s);
+        const std::vector<unsigned char> bytes = make_package(*s, {}, {});
+        const result<package_file> file = package_file::copy(bytes.data(), bytes.size());
+        REQUIRE_MESSAGE(file, (file ? std::string() : file.error().message));
+        const result<skeleton> r = file->contents().make_skeleton();
+        REQUIRE(r);
+        REQUIRE(r->size() == s->size());
+        CHECK(r->names() == s->names());
+        CHECK(r->parents() == s->parents());
+        // s is in pre-order already: built from its own order, from_parents keeps it.
+        std::vector<std::size_t> identity(s->size());
+        std::iota(identity.begin(), identity.end(), std::size_t(0));
+        CHECK(r->source_of_joint() == identity);
+        CHECK(r->joint_of_source() == identity);
+        CHECK(r->bind_morph_weights() == s->bind_morph_weights());
+        for (std::size_t j = 0; j < s->size(); ++j) {
+            CAPTURE(j);
+            CHECK(bit_equal(r->bind_local()[j], s->bind_local()[j]));
+            CHECK(kbtest::bit_equal_transform(r->bind_transforms()[j], s->bind_transforms()[j]));
+            CHECK(bit_equal(r->bind_model()[j], s->bind_model()[j]));
+            CHECK(bit_equal(r->inverse_bind_model()[j], s->inverse_bind_model()[j]));
+            CHECK(r->subtree_end(j) == s->subtree_end(j));
+            CHECK(r->morph_weight_count(j) == s->morph_weight_count(j));
+            CHECK(r->morph_weight_offset(j) == s->morph_weight_offset(j));
+            const result<std::size_t> found = r->find(s->name(j));
+            REQUIRE(found);
+            CHECK(*found == j);
+        }
+        CHECK_FALSE(r->find("missing"));
+        const auto split_r = impl::model_schedule::full_range(*r, 0), split_s = impl::model_schedule::full_range(*s, 0);
+        CHECK(split_r.first == split_s.first);
+        CHECK(split_r.middle == split_s.middle);
+        const auto steps_r = impl::model_schedule::full_range_steps(*r, 0), steps_s = impl::model_schedule::full_range_steps(*s, 0);
+        REQUIRE(steps_r.second == steps_s.second);
+        CHECK(std::equal(steps_r.first, steps_r.first + 4 * steps_r.second, steps_s.first));
+    }
+}
+
+TEST_CASE("package: two joints of the same name are refused when the skeleton is made, naming the joint") {
+    std::vector<joint_desc> joints(3);
+    joints[0].name = "hip_a";
+    joints[1].name = "hip_b";
+    joints[1].parent = 0;
+    joints[2].name = "knee";
+    joints[2].parent = 1;
+    const result<skeleton> s = skeleton::from_parents(joints);
+    REQUIRE(s);
+    std::vector<unsigned char> bytes = make_package(*s, {}, {});
+    {
+        const result<package_file> file = package_file::copy(bytes.data(), bytes.size());
+        REQUIRE(file);
+        // "hip_b" becomes "hip_a": the checks of view() pass (names are any bytes), the builder's not.
+        const std::string_view b = file->contents().joint_name(1);
+        REQUIRE(b == "hip_b");
+        const std::size_t at = static_cast<std::size_t>(reinterpret_cast<const unsigned char*>(b.data()) - file->contents().data());
+        bytes[at + 4] = 'a';
+        reseal(bytes);
+    }
+    const result<package_file> file = package_file::copy(bytes.data(), bytes.size());
+    REQUIRE_MESSAGE(file, (file ? std::string() : file.error().message));
+    const result<skeleton> r = file->contents().make_skeleton();
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::duplicate);
+    CHECK(r.error().index == 1);
+    CHECK(r.error().message.find("'hip_a'") != std::string::npos);
 }
 
 TEST_CASE("package: truncated at every byte, rejected with the place named") {

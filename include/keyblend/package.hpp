@@ -8,8 +8,8 @@
 // against the bytes that hold it, every index against what it indexes (triangle corners against
 // vertices, skin slots against bones, bones and mesh joints against joints, parents against the
 // joints before them), every clip as compressed_clip::view checks it and against the package's
-// skeleton. Validation is O(size) with small constants and allocates nothing (the checksum, see
-// crc32c, runs at the speed of the cache the package is in on an AVX-512 target); after it, nothing
+// skeleton. Validation is O(size) with small constants and allocates nothing (the checksum: see
+// crc32c for its paths and docs/compression.md for its speed); after it, nothing
 // read through the views can be out of bounds, however the bytes were made. Hierarchies of any
 // depth are checked without recursion.
 //

@@ -430,8 +430,8 @@ constexpr std::uint64_t crc_power(unsigned e) {
 /// higher-degree half, L the later) stands for X * x^d at the place d bits further on, modulo the
 /// polynomial: H * (x^(d+64) mod P) + L * (x^d mod P), each product under 96 bits. In the
 /// reflected order a 64 x 32-bit carry-less product lands 33 bits lower than that sum wants, so
-/// the constants are x^(d+31) and x^(d-33). Four 512-bit accumulators take 256 bytes a step (the
-/// multiplier's throughput, not its latency, is the bound); they are folded into one, its four
+/// the constants are x^(d+31) and x^(d-33). Four 512-bit accumulators take 256 bytes a step, so
+/// that the four folds' multiplies overlap one another's latency; they are folded into one, its four
 /// lanes into one, and the crc32 instruction reduces the last 16 bytes from register 0 (the
 /// starting register went into the first four bytes). The bytes after the last 64 go by the
 /// instruction.
@@ -452,7 +452,7 @@ inline std::uint32_t crc32c_fold512(const unsigned char* p, std::size_t size, st
     constexpr std::uint64_t k384_low = crc_power(384 + 31), k384_high = crc_power(384 - 33);
     constexpr std::uint64_t k256_low = crc_power(256 + 31), k256_high = crc_power(256 - 33);
     constexpr std::uint64_t k128_low = crc_power(128 + 31), k128_high = crc_power(128 - 33);
-    __m512i a0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(c))));
+    __m512i a0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_maskz_set1_epi32(0x1, static_cast<int>(c)));
     __m512i a1 = _mm512_loadu_si512(p + 64), a2 = _mm512_loadu_si512(p + 128), a3 = _mm512_loadu_si512(p + 192);
     p += 256;
     size -= 256;
