@@ -227,6 +227,16 @@ std::uint32_t largest_index(const unsigned char* p, std::uint64_t count) {
     return out;
 }
 
+/// The first of `count` little-endian T at p that is at least `limit`, or `count` when none is:
+/// the largest first (vectorized), the first bad one looked for only when there is one.
+template <class T>
+std::uint64_t first_at_least(const unsigned char* p, std::uint64_t count, std::uint64_t limit) {
+    if (count == 0 || largest_index<T>(p, count) < limit) return count;
+    std::uint64_t i = 0;
+    while (read<T>(p + i * sizeof(T)) < limit) ++i;
+    return i;
+}
+
 inline status check_mesh(const unsigned char* m, std::size_t base, std::uint64_t size, std::size_t index,
                          std::uint32_t joints) {
     const std::string where = "mesh " + std::to_string(index);
@@ -267,29 +277,22 @@ inline status check_mesh(const unsigned char* m, std::size_t base, std::uint64_t
     if (status st = check_arrays(where, base, size, mesh_header, arrays, sizeof arrays / sizeof arrays[0]); !st) return st;
     if (f.strings_size == 0 || !check_strings(m + f.off_strings, f.strings_size, strings))
         return fail(errc::parse_error, where, base + f.off_strings, "malformed strings");
-    // (The largest index first, a loop the compiler vectorizes; the first bad one only on failure.)
-    if (f.indices && largest_index<std::uint32_t>(m + f.off_indices, f.indices) >= n)
-        for (std::uint32_t i = 0; i < f.indices; ++i)
-            if (read<std::uint32_t>(m + f.off_indices + 4ull * i) >= n)
-                return fail(errc::parse_error, where, base + f.off_indices + 4ull * i, "triangle corner " + std::to_string(i) + " out of range");
+    if (const std::uint64_t i = first_at_least<std::uint32_t>(m + f.off_indices, f.indices, n); i < f.indices)
+        return fail(errc::parse_error, where, base + f.off_indices + 4ull * i, "triangle corner " + std::to_string(i) + " out of range");
     const std::uint64_t slots = n * f.k;
-    const std::uint32_t largest_slot = slots == 0              ? 0
-                                       : f.index_size == 1 ? largest_index<std::uint8_t>(m + f.off_skin_joints, slots)
-                                                           : largest_index<std::uint16_t>(m + f.off_skin_joints, slots);
-    if (slots && largest_slot >= f.bones)
-        for (std::uint64_t i = 0; i < slots; ++i) {
-            const std::uint32_t b = f.index_size == 1 ? m[f.off_skin_joints + i] : read<std::uint16_t>(m + f.off_skin_joints + 2 * i);
-            if (b >= f.bones)
-                return fail(errc::parse_error, where, base + f.off_skin_joints + i * f.index_size,
-                            "vertex " + std::to_string(i / f.k) + ": bone " + std::to_string(b) + " out of range");
-        }
+    const std::uint64_t bad_slot = f.index_size == 1 ? first_at_least<std::uint8_t>(m + f.off_skin_joints, slots, f.bones)
+                                                     : first_at_least<std::uint16_t>(m + f.off_skin_joints, slots, f.bones);
+    if (bad_slot < slots) {
+        const std::uint32_t b = f.index_size == 1 ? m[f.off_skin_joints + bad_slot] : read<std::uint16_t>(m + f.off_skin_joints + 2 * bad_slot);
+        return fail(errc::parse_error, where, base + f.off_skin_joints + bad_slot * f.index_size,
+                    "vertex " + std::to_string(bad_slot / f.k) + ": bone " + std::to_string(b) + " out of range");
+    }
     for (std::uint32_t b = 0; b < f.bones; ++b)
         if (read<std::uint32_t>(m + f.off_bone_joints + 4ull * b) >= joints)
             return fail(errc::parse_error, where, base + f.off_bone_joints + 4ull * b, "bone " + std::to_string(b) + ": joint out of range");
-    if (f.triangle_materials && largest_index<std::uint32_t>(m + f.off_triangle_materials, f.triangle_materials) >= f.materials)
-        for (std::uint32_t t = 0; t < f.triangle_materials; ++t)
-            if (read<std::uint32_t>(m + f.off_triangle_materials + 4ull * t) >= f.materials)
-                return fail(errc::parse_error, where, base + f.off_triangle_materials + 4ull * t, "a material index out of range");
+    if (const std::uint64_t t = first_at_least<std::uint32_t>(m + f.off_triangle_materials, f.triangle_materials, f.materials);
+        t < f.triangle_materials)
+        return fail(errc::parse_error, where, base + f.off_triangle_materials + 4ull * t, "a material index out of range");
     for (std::uint32_t t = 0; t < f.targets; ++t) {
         const unsigned char* r = m + f.off_targets + 16ull * t;
         const std::uint32_t flags = read<std::uint32_t>(r);
