@@ -306,7 +306,7 @@ private:
     };
     std::vector<segment_table> tables_;
     unsigned next_table_ = 0;
-    // Scratch: one decoded sample in component order, then its rotations completed (x, y, z, w).
+    // Scratch: two decoded samples in component order, then their rotations completed (x, y, z, w).
     impl::aligned_floats compact_, rotations_;
 };
 

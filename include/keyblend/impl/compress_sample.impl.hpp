@@ -9,7 +9,8 @@
 // there when the context binds, and decoding a sample overwrites only the varying ones. A frame
 // finds the two samples around its time; when the context holds them (forward playback between
 // two samples) it only interpolates, when it holds one (forward playback crossing a sample) it
-// decodes one. Decoding a sample takes its segment's table (kept for two segments; built from the
+// decodes one, when it holds neither (random access) it decodes both, in one pass when they share
+// a segment. Decoding a sample takes its segment's table (kept for 2 to 16 segments; built from the
 // segment's metadata, 16 or 8 components at a time: widths, the prefix sum of the widths that
 // places each component in the record, masks, biases, scales), then every component: a 4-byte
 // gather at its bit's byte, a shift, a mask and a multiply-add, 16 or 8 at a time; then the
@@ -186,10 +187,10 @@ struct compressed_sampler {
             t.track_width.assign(tracks, 0);
         }
         c.next_table_ = 0;
-        c.compact_ = allocate_aligned_floats(components);
-        std::fill(c.compact_.get(), c.compact_.get() + components, 0.0f);
-        c.rotations_ = allocate_aligned_floats(4 * rotations);
-        std::fill(c.rotations_.get(), c.rotations_.get() + 4 * rotations, 0.0f);
+        c.compact_ = allocate_aligned_floats(2 * components);
+        std::fill(c.compact_.get(), c.compact_.get() + 2 * components, 0.0f);
+        c.rotations_ = allocate_aligned_floats(8 * rotations);
+        std::fill(c.rotations_.get(), c.rotations_.get() + 8 * rotations, 0.0f);
         return {};
     }
 
@@ -324,50 +325,68 @@ struct compressed_sampler {
         return t;
     }
 
-    /// Decodes global sample `g` into sample buffer `b`, with the decoder's lanes for V.
-    template <class V>
-    static void decode(context& c, std::uint32_t g, unsigned b) {
+    /// Decodes global samples g[0..N) of one segment into sample buffers b[0..N), with the
+    /// decoder's lanes for V. Two samples share one pass: the table's entries and the lane masks
+    /// are read once, and the two records' gathers are independent.
+    template <class V, std::size_t N>
+    static void decode(context& c, const std::uint32_t (&g)[N], const unsigned (&b)[N]) {
         using L = typename clanes::for_lanes<V>::type;
         const cc::clip_layout& l = c.layout_;
-        const std::uint32_t seg = g / l.h.segment_length;
+        const std::uint32_t seg = g[0] / l.h.segment_length;
         const context::segment_table& t = table<L>(c, seg);
-        const std::uint32_t first_bit = (g - seg * l.h.segment_length) * t.record_bits; // (< 2^31: validated)
         const unsigned char* data =
             c.data_ + l.h.off_data + cc::read<std::uint32_t>(c.data_ + l.h.off_segments + 4ull * seg);
-        float* compact = c.compact_.get();
+        const std::size_t components = padded_length(l.components);
+        const std::uint32_t nr = l.h.varying[cc::group_rotation];
+        const std::size_t stride = padded_length(nr);
+        float* compact[N];
+        float* rot[N];
+        typename L::iv first[N];
+        for (std::size_t n = 0; n < N; ++n) {
+            // (< 2^31: validated)
+            first[n] = L::set_i(static_cast<std::int32_t>((g[n] - seg * l.h.segment_length) * t.record_bits));
+            compact[n] = c.compact_.get() + n * components;
+            rot[n] = c.rotations_.get() + n * 4 * stride;
+        }
 
         // Every component: its code's bits, dequantized.
-        const typename L::iv first = L::set_i(static_cast<std::int32_t>(first_bit)), seven = L::set_i(7);
+        const typename L::iv seven = L::set_i(7);
         for (std::uint32_t k = 0; k < l.components; k += L::width) {
-            const typename L::iv bit = L::add(L::load_i(t.offset.data() + k), first);
-            const typename L::iv word = L::gather_words(data, L::srl(bit, 3));
-            const typename L::iv q = L::band(L::srlv(word, L::band(bit, seven)), L::load_i(t.mask.data() + k));
-            L::store_f(compact + k, L::dequantize(q, L::load_f(t.scale.get() + k), L::load_f(t.bias.get() + k)));
+            const typename L::iv offset = L::load_i(t.offset.data() + k), mask = L::load_i(t.mask.data() + k);
+            const typename L::fv scale = L::load_f(t.scale.get() + k), bias = L::load_f(t.bias.get() + k);
+            for (std::size_t n = 0; n < N; ++n) {
+                const typename L::iv bit = L::add(offset, first[n]);
+                const typename L::iv word = L::gather_words(data, L::srl(bit, 3));
+                const typename L::iv q = L::band(L::srlv(word, L::band(bit, seven)), mask);
+                L::store_f(compact[n] + k, L::dequantize(q, scale, bias));
+            }
         }
 
         // Rotations: the dropped component rebuilt, then x, y, z, w.
-        const std::uint32_t nr = l.h.varying[cc::group_rotation];
-        const std::size_t stride = padded_length(nr);
-        float* rot = c.rotations_.get();
-        const float* kept = compact + l.component_base[cc::group_rotation];
-        for (std::uint32_t i = 0; i < nr; i += V::width)
-            rebuild<V>(kept + i, kept + nr + i, kept + 2 * nr + i, t.drop_f.get() + i, rot + i, stride);
+        const std::size_t kept = l.component_base[cc::group_rotation];
+        for (std::size_t n = 0; n < N; ++n)
+            for (std::uint32_t i = 0; i < nr; i += V::width)
+                rebuild<V>(compact[n] + kept + i, compact[n] + kept + nr + i, compact[n] + kept + 2 * nr + i,
+                           t.drop_f.get() + i, rot[n] + i, stride);
 
-        // Into the sample's pose layout.
-        float* out = c.samples_[b].get();
+        // Into the samples' pose layout.
         const std::size_t cap = c.capacity_;
         for (unsigned grp = 0; grp < 3; ++grp) {
             const std::vector<std::int32_t>& joints = c.track_joint_[grp];
-            const std::size_t n = joints.size();
+            const std::size_t count = joints.size();
             const unsigned dims = grp == cc::group_rotation ? 4u : 3u;
             const unsigned stream0 = grp == cc::group_translation ? 0u : grp == cc::group_rotation ? 3u : 7u;
-            const float* from = grp == cc::group_rotation ? rot : compact + l.component_base[grp];
-            const std::size_t from_stride = grp == cc::group_rotation ? stride : n;
+            const std::size_t from_stride = grp == cc::group_rotation ? stride : count;
             for (unsigned k = 0; k < dims; ++k) {
-                float* to = out + (stream0 + k) * cap;
-                const float* src = from + k * from_stride;
+                float* to[N];
+                const float* src[N];
+                for (std::size_t n = 0; n < N; ++n) {
+                    to[n] = c.samples_[b[n]].get() + (stream0 + k) * cap;
+                    src[n] = (grp == cc::group_rotation ? rot[n] : compact[n] + l.component_base[grp]) + k * from_stride;
+                }
                 if constexpr (L::width == 1) {
-                    for (std::size_t i = 0; i < n; ++i) to[joints[i]] = src[i];
+                    for (std::size_t i = 0; i < count; ++i)
+                        for (std::size_t n = 0; n < N; ++n) to[n][joints[i]] = src[n][i];
                 } else {
                     // (Whole vectors to the stream's capacity, a multiple of 16; masks past the
                     // joints are 0. A source vector may read into the next stream: never used.)
@@ -376,16 +395,19 @@ struct compressed_sampler {
                     for (std::size_t i = 0; i < cap; i += L::width) {
                         const std::size_t block = i / 8;
                         const unsigned mask = L::width == 16 ? masks[block] | unsigned(masks[block + 1]) << 8 : masks[block];
-                        if (mask) L::expand(to + i, src + starts[block], mask);
+                        if (mask)
+                            for (std::size_t n = 0; n < N; ++n) L::expand(to[n] + i, src[n] + starts[block], mask);
                     }
                 }
             }
         }
-        float* weights = out + stream_count * cap;
-        const float* decoded_weights = compact + l.component_base[cc::group_weight];
         const std::vector<std::int32_t>& which = c.track_joint_[3];
-        for (std::size_t i = 0; i < which.size(); ++i) weights[which[i]] = decoded_weights[i];
-        c.sample_of_[b] = g;
+        for (std::size_t n = 0; n < N; ++n) {
+            float* weights = c.samples_[b[n]].get() + stream_count * cap;
+            const float* decoded_weights = compact[n] + l.component_base[cc::group_weight];
+            for (std::size_t i = 0; i < which.size(); ++i) weights[which[i]] = decoded_weights[i];
+            c.sample_of_[b[n]] = g[n];
+        }
     }
 
     /// V::width rotations from their kept components a, b, c and dropped component `drop` (as
@@ -476,14 +498,20 @@ struct compressed_sampler {
         // The two samples, decoding only those the context does not hold.
         int have0 = c.sample_of_[0] == p.g0 ? 0 : c.sample_of_[1] == p.g0 ? 1 : -1;
         int have1 = c.sample_of_[0] == p.g1 ? 0 : c.sample_of_[1] == p.g1 ? 1 : -1;
+        const std::uint32_t segment_length = l.h.segment_length;
+        if (have0 < 0 && have1 < 0 && p.g1 != p.g0 && p.g0 / segment_length == p.g1 / segment_length) {
+            have0 = 0;
+            have1 = 1;
+            decode<Wide>(c, {p.g0, p.g1}, {0u, 1u});
+        }
         if (have0 < 0) {
             have0 = have1 == 0 ? 1 : 0;
-            decode<Wide>(c, p.g0, static_cast<unsigned>(have0));
+            decode<Wide>(c, {p.g0}, {static_cast<unsigned>(have0)});
             if (p.g1 == p.g0) have1 = have0;
         }
         if (have1 < 0) {
             have1 = 1 - have0;
-            decode<Wide>(c, p.g1, static_cast<unsigned>(have1));
+            decode<Wide>(c, {p.g1}, {static_cast<unsigned>(have1)});
         }
         const float* a = c.samples_[have0].get();
         const float* b = c.samples_[have1].get();
@@ -560,8 +588,8 @@ inline compressed_sampling_context& compressed_sampling_context::operator=(const
         tables_[t].track_width = other.tables_[t].track_width;
     }
     next_table_ = other.next_table_;
-    compact_ = copy(other.compact_, components);
-    rotations_ = copy(other.rotations_, 4 * rotations);
+    compact_ = copy(other.compact_, 2 * components);
+    rotations_ = copy(other.rotations_, 8 * rotations);
     return *this;
 }
 
