@@ -287,9 +287,8 @@ inline status check_mesh(const unsigned char* m, std::size_t base, std::uint64_t
         return fail(errc::parse_error, where, base + f.off_skin_joints + bad_slot * f.index_size,
                     "vertex " + std::to_string(bad_slot / f.k) + ": bone " + std::to_string(b) + " out of range");
     }
-    for (std::uint32_t b = 0; b < f.bones; ++b)
-        if (read<std::uint32_t>(m + f.off_bone_joints + 4ull * b) >= joints)
-            return fail(errc::parse_error, where, base + f.off_bone_joints + 4ull * b, "bone " + std::to_string(b) + ": joint out of range");
+    if (const std::uint64_t b = first_at_least<std::uint32_t>(m + f.off_bone_joints, f.bones, joints); b < f.bones)
+        return fail(errc::parse_error, where, base + f.off_bone_joints + 4ull * b, "bone " + std::to_string(b) + ": joint out of range");
     if (const std::uint64_t t = first_at_least<std::uint32_t>(m + f.off_triangle_materials, f.triangle_materials, f.materials);
         t < f.triangle_materials)
         return fail(errc::parse_error, where, base + f.off_triangle_materials + 4ull * t, "a material index out of range");
