@@ -111,7 +111,9 @@ inline void local_pose::set_morph_layout(const skeleton& s) {
 }
 
 inline void local_pose::set_morph_layout(const local_pose& other) {
-    if (&other == this) return;
+    // Every blend_job::run calls this on its output: the usual case, a layout that already
+    // matches (no morph weights at all, or the same ones), costs one comparison, not a copy.
+    if (&other == this || morph_joints_ == other.morph_joints_) return;
     morph_.resize(other.morph_.size(), 0.0f);
     morph_joints_ = other.morph_joints_;
 }
