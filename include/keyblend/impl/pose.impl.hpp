@@ -147,23 +147,6 @@ inline void to_local_pose(span<const glm::mat4> local, local_pose& pose) {
 
 namespace impl {
 
-/// The buffer checks of local_to_model_job: `what` names the job in the message.
-inline status check_hierarchy_buffers(const char* what, const skeleton& s, std::size_t local_size,
-                                      bool local_null, bool model_null, std::size_t model_count) {
-    if (local_size != s.size())
-        return make_error(errc::size_mismatch, std::string(what) + ": the local pose has " +
-                                                   std::to_string(local_size) + " joints, the skeleton " +
-                                                   std::to_string(s.size()));
-    if (model_count < s.size())
-        return make_error(errc::size_mismatch, std::string(what) + ": room for " +
-                                                   std::to_string(model_count) + " model matrices, the skeleton has " +
-                                                   std::to_string(s.size()) + " joints");
-    if (s.size() && (model_null || local_null))
-        return make_error(errc::invalid_argument, std::string(what) + (model_null ? ": the model matrices are null"
-                                                                                 : ": the local matrices are null"));
-    return {};
-}
-
 /// Joints [begin, end) from local matrices, parent first; `begin`'s parent is `*first_parent` when
 /// given.
 inline void local_to_model_matrices(const skeleton& s, const glm::mat4* local, std::size_t begin,
@@ -178,29 +161,41 @@ inline void local_to_model_matrices(const skeleton& s, const glm::mat4* local, s
     }
 }
 
-
-} // namespace impl
-
-namespace impl {
-/// local_to_model_job's O(1) checks (run's).
-inline status check_job(const local_to_model_job& job) {
-    const char* what = "local_to_model_job";
-    if (!job.skeleton) return make_error(errc::invalid_argument, std::string(what) + ": no skeleton");
-    const skeleton& s = *job.skeleton;
+/// What check_job found wrong in a local_to_model_job, as an error (built only when it did).
+KEYBLEND_COLD inline status local_to_model_job_error(const local_to_model_job& job) {
+    const std::string what = "local_to_model_job";
+    if (!job.skeleton) return make_error(errc::invalid_argument, what + ": no skeleton");
+    const std::size_t n = job.skeleton->size();
     const bool matrices = job.input_matrices.data() != nullptr || !job.input_matrices.empty();
     if ((job.input != nullptr) == matrices)
-        return make_error(errc::invalid_argument,
-                          std::string(what) + (matrices ? ": both input and input_matrices are given"
-                                                        : ": neither input nor input_matrices is given"));
+        return make_error(errc::invalid_argument, what + (matrices ? ": both input and input_matrices are given"
+                                                                   : ": neither input nor input_matrices is given"));
     const std::size_t local_size = job.input ? job.input->size() : job.input_matrices.size();
-    if (status st = check_hierarchy_buffers(what, s, local_size, matrices && !job.input_matrices.data(),
-                                            !job.output.data(), job.output.size());
-        !st)
-        return st;
-    if (job.from != local_to_model_job::all_joints && job.from >= s.size())
-        return make_error(errc::out_of_range, std::string(what) + ": from joint " + std::to_string(job.from) +
-                                                  " is out of range (" + std::to_string(s.size()) + " joints)");
+    if (local_size != n)
+        return make_error(errc::size_mismatch, what + ": the local pose has " + std::to_string(local_size) +
+                                                   " joints, the skeleton " + std::to_string(n));
+    if (job.output.size() < n)
+        return make_error(errc::size_mismatch, what + ": room for " + std::to_string(job.output.size()) +
+                                                   " model matrices, the skeleton has " + std::to_string(n) + " joints");
+    if (n && !job.output.data()) return make_error(errc::invalid_argument, what + ": the model matrices are null");
+    if (n && matrices && !job.input_matrices.data())
+        return make_error(errc::invalid_argument, what + ": the local matrices are null");
+    if (job.from != local_to_model_job::all_joints && job.from >= n)
+        return make_error(errc::out_of_range, what + ": from joint " + std::to_string(job.from) +
+                                                  " is out of range (" + std::to_string(n) + " joints)");
     return {};
+}
+
+/// local_to_model_job's O(1) checks (run's): one yes or no, the report only when it is no.
+inline status check_job(const local_to_model_job& job) {
+    const skeleton* s = job.skeleton;
+    const std::size_t n = s ? s->size() : 0;
+    const bool matrices = job.input_matrices.data() != nullptr || !job.input_matrices.empty();
+    const std::size_t local_size = job.input ? job.input->size() : job.input_matrices.size();
+    const bool ok = s && (job.input != nullptr) != matrices && local_size == n && job.output.size() >= n &&
+                    (n == 0 || (job.output.data() && (!matrices || job.input_matrices.data()))) &&
+                    (job.from == local_to_model_job::all_joints || job.from < n);
+    return ok ? status{} : local_to_model_job_error(job);
 }
 } // namespace impl
 
