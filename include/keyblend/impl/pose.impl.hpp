@@ -161,41 +161,64 @@ inline void local_to_model_matrices(const skeleton& s, const glm::mat4* local, s
     }
 }
 
-/// What check_job found wrong in a local_to_model_job, as an error (built only when it did).
-KEYBLEND_COLD inline status local_to_model_job_error(const local_to_model_job& job) {
-    const std::string what = "local_to_model_job";
-    if (!job.skeleton) return make_error(errc::invalid_argument, what + ": no skeleton");
+/// The first of local_to_model_job's O(1) conditions that a job breaks, in the order they are reported.
+enum class local_to_model_fault : unsigned char {
+    none,
+    no_skeleton,
+    both_inputs,
+    no_input,
+    local_size,
+    output_size,
+    null_output,
+    null_input_matrices,
+    from_range
+};
+
+inline local_to_model_fault first_fault(const local_to_model_job& job) {
+    using f = local_to_model_fault;
+    if (!job.skeleton) return f::no_skeleton;
     const std::size_t n = job.skeleton->size();
     const bool matrices = job.input_matrices.data() != nullptr || !job.input_matrices.empty();
-    if ((job.input != nullptr) == matrices)
-        return make_error(errc::invalid_argument, what + (matrices ? ": both input and input_matrices are given"
-                                                                   : ": neither input nor input_matrices is given"));
-    const std::size_t local_size = job.input ? job.input->size() : job.input_matrices.size();
-    if (local_size != n)
+    if ((job.input != nullptr) == matrices) return matrices ? f::both_inputs : f::no_input;
+    if ((job.input ? job.input->size() : job.input_matrices.size()) != n) return f::local_size;
+    if (job.output.size() < n) return f::output_size;
+    if (n && !job.output.data()) return f::null_output;
+    if (n && matrices && !job.input_matrices.data()) return f::null_input_matrices;
+    if (job.from != local_to_model_job::all_joints && job.from >= n) return f::from_range;
+    return f::none;
+}
+
+/// The error naming `fault` in `job` (built only when a check failed).
+KEYBLEND_COLD inline status local_to_model_job_error(const local_to_model_job& job, local_to_model_fault fault) {
+    using f = local_to_model_fault;
+    const std::string what = "local_to_model_job";
+    const std::size_t n = job.skeleton ? job.skeleton->size() : 0;
+    switch (fault) {
+    case f::none: return {};
+    case f::no_skeleton: return make_error(errc::invalid_argument, what + ": no skeleton");
+    case f::both_inputs: return make_error(errc::invalid_argument, what + ": both input and input_matrices are given");
+    case f::no_input: return make_error(errc::invalid_argument, what + ": neither input nor input_matrices is given");
+    case f::local_size: {
+        const std::size_t local_size = job.input ? job.input->size() : job.input_matrices.size();
         return make_error(errc::size_mismatch, what + ": the local pose has " + std::to_string(local_size) +
                                                    " joints, the skeleton " + std::to_string(n));
-    if (job.output.size() < n)
+    }
+    case f::output_size:
         return make_error(errc::size_mismatch, what + ": room for " + std::to_string(job.output.size()) +
                                                    " model matrices, the skeleton has " + std::to_string(n) + " joints");
-    if (n && !job.output.data()) return make_error(errc::invalid_argument, what + ": the model matrices are null");
-    if (n && matrices && !job.input_matrices.data())
-        return make_error(errc::invalid_argument, what + ": the local matrices are null");
-    if (job.from != local_to_model_job::all_joints && job.from >= n)
+    case f::null_output: return make_error(errc::invalid_argument, what + ": the model matrices are null");
+    case f::null_input_matrices: return make_error(errc::invalid_argument, what + ": the local matrices are null");
+    case f::from_range:
         return make_error(errc::out_of_range, what + ": from joint " + std::to_string(job.from) +
                                                   " is out of range (" + std::to_string(n) + " joints)");
+    }
     return {};
 }
 
-/// local_to_model_job's O(1) checks (run's): one yes or no, the report only when it is no.
+/// local_to_model_job's O(1) checks (run's): the conditions inline, the report only when one fails.
 inline status check_job(const local_to_model_job& job) {
-    const skeleton* s = job.skeleton;
-    const std::size_t n = s ? s->size() : 0;
-    const bool matrices = job.input_matrices.data() != nullptr || !job.input_matrices.empty();
-    const std::size_t local_size = job.input ? job.input->size() : job.input_matrices.size();
-    const bool ok = s && (job.input != nullptr) != matrices && local_size == n && job.output.size() >= n &&
-                    (n == 0 || (job.output.data() && (!matrices || job.input_matrices.data()))) &&
-                    (job.from == local_to_model_job::all_joints || job.from < n);
-    return ok ? status{} : local_to_model_job_error(job);
+    const local_to_model_fault fault = first_fault(job);
+    return fault == local_to_model_fault::none ? status{} : local_to_model_job_error(job, fault);
 }
 } // namespace impl
 
