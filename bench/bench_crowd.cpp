@@ -28,7 +28,7 @@ void register_all() {
             ->UseRealTime();
     }
     for (int s = 0; s < 5; ++s)
-        benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s]).c_str(), bm_stage, s);
+        benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s]).c_str(), bm_stage, s, rotations::as_loaded);
 }
 
 } // namespace

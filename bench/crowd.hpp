@@ -33,6 +33,7 @@ struct model {
     std::string name;
     keyblend::skeleton skeleton;
     std::vector<keyblend::clip> clips;           // at least one; the frame plays 3 (reused when fewer)
+    std::vector<keyblend::clip> nlerp_clips;     // the same, rotations interpolated by nlerp
     std::vector<glm::vec3> positions, normals;   // the skinned mesh
     std::size_t influences = 0;                  // k slots per vertex
     std::vector<std::uint16_t> bone_indices;     // n x k
@@ -121,10 +122,21 @@ inline model load_model() {
     return generated_model();
 }
 
-inline const model& the_model() {
-    static const model m = load_model();
+inline model with_nlerp_clips(model m) {
+    m.nlerp_clips = m.clips;
+    for (keyblend::clip& c : m.nlerp_clips)
+        for (keyblend::channel& ch : c.channels) ch.rotation.set_mode(keyblend::interpolation::nlerp);
     return m;
 }
+
+inline const model& the_model() {
+    static const model m = with_nlerp_clips(load_model());
+    return m;
+}
+
+/// How the characters' clips interpolate rotations: as the model's file says (slerp for .X), or
+/// by nlerp (ozz-animation's only interpolation: the like-for-like comparison).
+enum class rotations { as_loaded, nlerp };
 
 // ---------------------------------------------------------------------------------------------
 // A character: its own time, weights and buffers
@@ -144,12 +156,13 @@ struct character {
     keyblend::skinning_job<std::uint16_t> skin;
 };
 
-inline const keyblend::clip& clip_of(int layer) {
+inline const keyblend::clip& clip_of(int layer, rotations r = rotations::as_loaded) {
     const model& m = the_model();
-    return m.clips[std::size_t(layer) % m.clips.size()];
+    const std::vector<keyblend::clip>& clips = r == rotations::nlerp ? m.nlerp_clips : m.clips;
+    return clips[std::size_t(layer) % clips.size()];
 }
 
-inline std::vector<std::unique_ptr<character>> make_crowd(std::size_t count) {
+inline std::vector<std::unique_ptr<character>> make_crowd(std::size_t count, rotations r = rotations::as_loaded) {
     const model& m = the_model();
     std::mt19937 rng{static_cast<std::uint32_t>(count)};
     std::uniform_real_distribution<float> u(0.0f, 1.0f);
@@ -177,7 +190,7 @@ inline std::vector<std::unique_ptr<character>> make_crowd(std::size_t count) {
         job.palette = c->palette;
         for (int l = 0; l < 3; ++l) {
             keyblend::sampling_job& sampling = c->sampling[l];
-            sampling.clip = &clip_of(l);
+            sampling.clip = &clip_of(l, r);
             sampling.skeleton = &m.skeleton;
             sampling.context = &c->contexts[l];
             sampling.output = &c->sampled[l];
@@ -205,7 +218,7 @@ inline bool sample(character& c, double dt) {
     c.time += dt;
     bool ok = true;
     for (int l = 0; l < 3; ++l) {
-        const keyblend::clip& cl = clip_of(l);
+        const keyblend::clip& cl = *c.sampling[l].clip;
         const double ticks = (c.time + 0.37 * l) * double(cl.ticks_per_second);
         c.sampling[l].time = keyblend::clip_time(cl, ticks);
         ok &= bool(c.sampling[l].run());
@@ -322,8 +335,8 @@ inline void bm_frame(benchmark::State& state, std::size_t count, int threads) {
 
 inline constexpr std::size_t stage_crowd = 64;
 
-inline void bm_stage(benchmark::State& state, int stage) {
-    auto crowd = make_crowd(stage_crowd);
+inline void bm_stage(benchmark::State& state, int stage, rotations r = rotations::as_loaded) {
+    auto crowd = make_crowd(stage_crowd, r);
     for (auto& c : crowd) (void)whole_frame(*c, frame_dt); // every buffer filled once
     bool ok = true;
     for (auto _ : state) {

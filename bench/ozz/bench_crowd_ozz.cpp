@@ -4,10 +4,12 @@
 // weights), each frame: 3 SamplingJobs, a 3-layer BlendingJob, LocalToModelJob, the palette
 // (model * offset per bone) and a SkinningJob of the mesh's positions and normals (ozz's weight
 // layout: k - 1 weights, the last implied). keyblend plays the sets as the loader gives them
-// (slerp); ozz interpolates rotations by nlerp.
+// (slerp); ozz interpolates rotations by nlerp. stage/sample_nlerp is the like-for-like sampling:
+// keyblend's copies of the clips with nlerp rotation tracks.
 //
 //   crowd/<model>/frame/<N>/{1_thread,2_threads}[/ozz]   keyblend, and ozz after it
 //   crowd/<model>/stage/<stage>[/ozz]                    one stage for 64 characters, one thread
+//   crowd/<model>/stage/sample_nlerp[/ozz]               sampling, both by nlerp
 //
 // Each ozz case is printed beside the keyblend case of the same name: the ratio is keyblend / ozz.
 // Built only when KEYBLEND_OZZ_SOURCE_DIR names ozz's sources (bench/ozz/CMakeLists.txt).
@@ -242,9 +244,11 @@ void register_all() {
         }
     }
     for (int s = 0; s < 5; ++s) {
-        benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s]).c_str(), bm_stage, s);
+        benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s]).c_str(), bm_stage, s, rotations::as_loaded);
         benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s] + "/ozz").c_str(), bm_ozz_stage, s);
     }
+    benchmark::RegisterBenchmark((prefix + "stage/sample_nlerp").c_str(), bm_stage, 0, rotations::nlerp);
+    benchmark::RegisterBenchmark((prefix + "stage/sample_nlerp/ozz").c_str(), bm_ozz_stage, 0);
 }
 
 } // namespace
