@@ -1077,6 +1077,97 @@ TEST_CASE("sampling contexts: one context rebinding between clips with and witho
     for (std::size_t j = 0; j < cubic.s.size(); ++j) CHECK(kbtest::bit_equal_transform(out.get(j), fresh.get(j)));
 }
 
+namespace {
+
+// Blocks of joints whose lanes all hold one value at every time (tracks of one key, or no track)
+// settle after their first sample: the sampler neither refreshes nor interpolates them again. 20
+// joints (blocks of 8, the last partial): block 0 one-key tracks only (keys at 0 to 45, so samples
+// fall before and after them; one rotation by nlerp) and a joint without a channel; block 1
+// animated rotations on its even joints among one-key translations and scales; block 2 an
+// animated translation (a cubic spline when `cubic`) and another joint without a channel.
+sample_fixture constant_blocks_fixture(bool cubic) {
+    sample_fixture f; // (its skeleton and clip replaced)
+    f.s = kbtest::random_skeleton(20, 31);
+    f.c = clip{};
+    kbtest::rng rng(8);
+    for (std::size_t j = 0; j < 20; ++j) {
+        if (j == 3 || j == 17) continue;
+        channel ch;
+        ch.joint = j;
+        const float at = float(j % 4) * 15.0f;
+        ch.translation.push_back(at, rng.vec3(-2, 2));
+        ch.scale.push_back(at + 5.0f, rng.vec3(0.5f, 2));
+        if (j >= 8 && j < 16 && j % 2 == 0) {
+            for (int k = 0; k < 6; ++k) ch.rotation.push_back(float(k) * 20.0f, rng.rotation());
+        } else {
+            ch.rotation.push_back(at, rng.rotation());
+        }
+        if (j == 5) ch.rotation.set_mode(interpolation::nlerp);
+        if (j == 18) {
+            ch.translation.clear();
+            for (int k = 0; k < 8; ++k) ch.translation.push_back(float(k) * 12.0f, rng.vec3(-2, 2));
+            if (cubic) ch.translation = as_cubic(ch.translation, rng);
+        }
+        f.c.channels.push_back(ch);
+    }
+    f.c.duration = last_key_time(f.c);
+    REQUIRE(validate_clip(f.c, f.s));
+    return f;
+}
+
+// check_lane_paths on constant_blocks_fixture, then the widest lanes (two blocks a step where
+// the build has them) with a native tail and the public function, forward and back again.
+void check_constant_blocks(bool cubic) {
+    const sample_fixture f = constant_blocks_fixture(cubic);
+    check_lane_paths(f);
+    sampling_context wide, pub;
+    local_pose out;
+    std::vector<float> times;
+    for (float t = -7.0f; t < f.c.duration + 9.0f; t += 0.6f) times.push_back(t);
+    for (float t = f.c.duration + 3.0f; t > -4.0f; t -= 1.3f) times.push_back(t);
+    for (float t : times) {
+        REQUIRE((sample_wide<impl::lanes::widest, impl::lanes::native>(f, t, wide, out)));
+        for (std::size_t j = 0; j < f.s.size(); ++j)
+            CHECK(kbtest::max_abs_diff(out.get(j), f.expected(j, t)) < 2e-6f);
+        CHECK(kbtest::padding_is_identity(out));
+    }
+    check_public(f, times, pub);
+}
+
+} // namespace
+
+TEST_CASE("sample_clip: blocks of constant lanes (one key, or none) equal sample_track on every lane path") {
+    check_constant_blocks(false);
+}
+
+TEST_CASE("sample_clip: blocks of constant lanes beside a cubic spline equal sample_track on every lane path") {
+    check_constant_blocks(true);
+}
+
+TEST_CASE("sample_clip: a settled block whose one-key tracks gain keys samples them after reset()") {
+    sample_fixture f = constant_blocks_fixture(false);
+    sampling_context ctx;
+    local_pose out;
+    for (float t : {0.0f, 10.0f, 50.0f}) REQUIRE(sample_clip(f.c, f.s, t, ctx, out));
+    // Block 0's lanes are settled now. Without reset(): unspecified values, but every read stays
+    // inside the tracks (ASan checks) and every run succeeds.
+    kbtest::rng rng(3);
+    channel& ch = f.c.channels[1]; // joint 1
+    REQUIRE(ch.joint == 1);
+    ch.translation.clear();
+    ch.rotation.clear();
+    for (int k = 0; k < 4; ++k) {
+        ch.translation.push_back(float(k) * 10.0f, rng.vec3(-2, 2));
+        ch.rotation.push_back(float(k) * 10.0f, rng.rotation());
+    }
+    f.c.channels[0].scale.clear();
+    for (float t = 0.0f; t < 60.0f; t += 3.0f) CHECK(sample_clip(f.c, f.s, t, ctx, out));
+    ctx.reset();
+    std::vector<float> times;
+    for (float t = -2.0f; t < 50.0f; t += 2.5f) times.push_back(t);
+    check_public(f, times, ctx);
+}
+
 TEST_CASE("sample_clip: morph weights from the channels' tracks, the bind pose's elsewhere") {
     std::vector<joint_desc> joints(3);
     joints[0].name = "root";

@@ -29,6 +29,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -119,6 +120,33 @@ struct clip_sampler {
         set_constant(c, comp, j, v);
     }
 
+    /// Whether every lane of block `block` (pose_lane_block joints) holds its component `comp` at
+    /// every time: an interval of (-inf, +inf), compared by bits (-ffast-math may fold a
+    /// comparison with infinity).
+    static bool block_constant(const sampling_state& c, unsigned comp, std::size_t block) {
+        const float* lo = stream(c, base[comp]) + block * pose_lane_block;
+        const float* hi = stream(c, base[comp] + 1) + block * pose_lane_block;
+        const std::uint32_t minus_inf = 0xFF800000u, plus_inf = 0x7F800000u;
+        for (std::size_t k = 0; k < pose_lane_block; ++k) {
+            std::uint32_t a, b;
+            std::memcpy(&a, lo + k, sizeof a);
+            std::memcpy(&b, hi + k, sizeof b);
+            if (a != minus_inf || b != plus_inf) return false;
+        }
+        return true;
+    }
+
+    /// Whether the lanes [i, i + V::width) of component `comp` are all settled (see settled_):
+    /// their value is value 0, with no refresh and no interpolation.
+    template <class V>
+    static KEYBLEND_FORCE_INLINE bool lanes_settled(const sampling_state& c, unsigned comp, std::size_t i) {
+        constexpr std::size_t blocks = V::width > pose_lane_block ? V::width / pose_lane_block : 1;
+        const std::uint8_t* settled = c.settled_.data() + (i / pose_lane_block) * 3 + comp;
+        bool all = true;
+        for (std::size_t b = 0; b < blocks; ++b) all &= settled[3 * b] != 0;
+        return all;
+    }
+
     /// The keys around `time` (not NaN) in `tr` (not empty), from the cursor: the interval
     /// [lo, hi) in which they hold, dt, and their indices. Same keys as locate_keys.
     template <class Value>
@@ -134,7 +162,12 @@ struct clip_sampler {
                                                   float& hi, float& dt, std::size_t& first, std::size_t& second) {
         const float* times = tr.times().data();
         const std::size_t n = tr.size();
-        if (after == 0) { // before the first key: it holds until its time
+        if (n == 1) { // one key: it holds at every time (the same value on both sides of its time)
+            first = second = 0;
+            lo = -INFINITY;
+            hi = INFINITY;
+            dt = 0.0f;
+        } else if (after == 0) { // before the first key: it holds until its time
             first = second = 0;
             lo = -INFINITY;
             hi = times[0];
@@ -361,12 +394,13 @@ struct clip_sampler {
     static KEYBLEND_FORCE_INLINE void refresh_stale(sampling_state& c, const skeleton& s,
                                                     float time, V t, std::size_t i) {
         constexpr unsigned all = (1u << V::width) - 1u;
+        const std::size_t slot = (i / pose_lane_block) * 3 + Comp;
+        if (c.settled_[slot]) return;
         const V lo = V::load(stream(c, base[Comp]) + i);
         const V hi = V::load(stream(c, base[Comp] + 1) + i);
         unsigned stale = ~lanes::bits((lo <= t) & (t < hi)) & all;
         if (!stale) return;
         const unsigned shift = static_cast<unsigned>(i % pose_lane_block);
-        const std::size_t slot = (i / pose_lane_block) * 3 + Comp;
         const unsigned shared = (unsigned{c.shared_[slot]} >> shift) & all;
         if (shared && (stale & shared) == shared) {
             const unsigned subset = stale & (unsigned{c.subset_[slot]} >> shift) & all;
@@ -378,6 +412,8 @@ struct clip_sampler {
             stale &= stale - 1u;
             refresh<Comp>(c, s, i + lane, time);
         }
+        // A block whose lanes are all constant now (one key each, or the bind pose) is done with.
+        if (block_constant(c, Comp, i / pose_lane_block)) c.settled_[slot] = 1;
     }
 
     /// For each block of pose_lane_block joints and component: the largest set of lanes whose
@@ -577,6 +613,12 @@ struct clip_sampler {
         find_subset_keys<translation>(c);
         find_subset_keys<rotation>(c);
         find_subset_keys<scale>(c);
+        // Blocks in the bind pose alone are settled now; those with one key after their first
+        // refresh (refresh_stale).
+        c.settled_.assign(c.padded_ / pose_lane_block * 3, 0);
+        for (std::size_t block = 0; block < c.padded_ / pose_lane_block; ++block)
+            for (unsigned comp = 0; comp < 3; ++comp)
+                c.settled_[block * 3 + comp] = static_cast<std::uint8_t>(block_constant(c, comp, block) ? 1 : 0);
     }
 
     /// Every joint's morph weights: the bind pose's, and the channels' tracks where they have them
@@ -622,10 +664,19 @@ struct clip_sampler {
         const std::size_t out_stride = static_cast<std::size_t>(out.data(S::translation_y) - first_out);
         const auto out_at = [&](S::stream s) { return first_out + i + static_cast<std::size_t>(s) * out_stride; };
 
+        // Settled components (every lane constant) are their value 0: its loads alone.
+        const bool settled[3] = {lanes_settled<V>(c, translation, i), lanes_settled<V>(c, rotation, i),
+                                 lanes_settled<V>(c, scale, i)};
+
         const V t = V::set1(time), zero = V::set1(0.0f);
         V alpha[3];
         typename V::mask at_key[3];
         for (unsigned comp = 0; comp < 3; ++comp) {
+            if (settled[comp]) {
+                alpha[comp] = zero;
+                at_key[comp] = V::from_bits((1u << V::width) - 1u);
+                continue;
+            }
             const V lo = V::load(at(base[comp]));
             const V inv_span = V::load(at(base[comp] + 2));
             // (clamp01 maps the NaN of an infinite lo times 0, and rounding, into [0, 1].)
@@ -634,17 +685,20 @@ struct clip_sampler {
         }
         const unsigned r = base[rotation];
         const quat_lanes<V> qa{V::load(at(r + 6)), V::load(at(r + 3)), V::load(at(r + 4)), V::load(at(r + 5))};
-        const quat_lanes<V> qb{V::load(at(r + 10)), V::load(at(r + 7)), V::load(at(r + 8)), V::load(at(r + 9))};
-        // Each interpolator only where some lane uses it.
-        constexpr unsigned all = (1u << V::width) - 1u;
-        const typename V::mask use_nlerp = V::load(at(nlerp_stream)) != zero;
-        const unsigned nlerp_lanes = bits(use_nlerp);
-        quat_lanes<V> q;
-        if (nlerp_lanes == all) {
-            q = nlerp(qa, qb, alpha[rotation]);
-        } else {
-            q = slerp(qa, qb, alpha[rotation]);
-            if (nlerp_lanes) q = select(use_nlerp, nlerp(qa, qb, alpha[rotation]), q);
+        quat_lanes<V> qb = qa;
+        quat_lanes<V> q = qa;
+        if (!settled[rotation]) {
+            qb = {V::load(at(r + 10)), V::load(at(r + 7)), V::load(at(r + 8)), V::load(at(r + 9))};
+            // Each interpolator only where some lane uses it.
+            constexpr unsigned all = (1u << V::width) - 1u;
+            const typename V::mask use_nlerp = V::load(at(nlerp_stream)) != zero;
+            const unsigned nlerp_lanes = bits(use_nlerp);
+            if (nlerp_lanes == all) {
+                q = nlerp(qa, qb, alpha[rotation]);
+            } else {
+                q = slerp(qa, qb, alpha[rotation]);
+                if (nlerp_lanes) q = select(use_nlerp, nlerp(qa, qb, alpha[rotation]), q);
+            }
         }
         // Cubic splines (a context whose clip has some: Cubic): the Hermite basis at alpha, where
         // some lane of the component uses it (exactly `a` at alpha 0, as the other modes).
@@ -655,6 +709,7 @@ struct clip_sampler {
         } h[3];
         if constexpr (Cubic) {
             for (unsigned comp = 0; comp < 3; ++comp) {
+                if (settled[comp]) continue;
                 cubic[comp] = (V::load(at(cubic_stream + comp)) != zero) & !at_key[comp];
                 cubic_lanes[comp] = bits(cubic[comp]);
                 if (!cubic_lanes[comp]) continue;
@@ -682,6 +737,10 @@ struct clip_sampler {
             const unsigned comp = v == 0 ? translation : scale;
             for (unsigned k = 0; k < 3; ++k) {
                 const V a = V::load(at(base[comp] + 3 + k));
+                if (settled[comp]) {
+                    a.store(out_at(vector_out[v][k]));
+                    continue;
+                }
                 const V b = V::load(at(base[comp] + 6 + k));
                 // keyblend::lerp: exactly `a` at alpha 0.
                 V value = select(at_key[comp], a, a + (b - a) * alpha[comp]);

@@ -39,6 +39,7 @@ inline sampling_state& sampling_state::operator=(const sampling_state& other) {
     shared_take_ = other.shared_take_;
     shared_group_ = other.shared_group_;
     shared_found_ = other.shared_found_;
+    settled_ = other.settled_;
     subset_ = other.subset_;
     subset_at_ = other.subset_at_;
     subset_keys_ = other.subset_keys_;

@@ -61,6 +61,8 @@ struct sampling_state {
         std::size_t first, second;
     };
     std::vector<found_keys> shared_found_;      // per block x (T, R, S), used at group leads
+    std::vector<std::uint8_t> settled_;         // per block x (T, R, S): 1 when every lane's interval
+                                                // holds at every time (the bind pose, or one key)
     std::vector<std::uint8_t> subset_;          // per block x (T, R, S): lanes keyed at some of the
                                                 // shared lanes' times (keys dropped by an exporter)
     std::vector<std::uint32_t> subset_at_;      // 3 per joint (T, R, S): where its subset_keys_ start
