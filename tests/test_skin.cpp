@@ -564,6 +564,15 @@ TEST_CASE("palette_job: into caller memory (a plain array), every invalid config
     CHECK(st.error().code == errc::out_of_range);
     CHECK(st.error().index == 1);
     CHECK(st.error().message.find("bone 1 'forearm'") != std::string::npos);
+    // Several bones outside the pose: the first is named; a too small output comes before them.
+    bones[2].joint = std::size_t(-1);
+    st = run_palette(model, bones, gpu_buffer);
+    CHECK(st.error().index == 1);
+    bones[0].joint = 99;
+    st = run_palette(model, bones, gpu_buffer);
+    CHECK(st.error().index == 0);
+    CHECK(st.error().message.find("joint 99 is outside the pose (5 joints)") != std::string::npos);
+    CHECK(run_palette(model, bones, span<glm::mat4>(gpu_buffer, 2)).error().code == errc::size_mismatch);
     for (const glm::mat4& m : gpu_buffer) CHECK(kbtest::bit_equal(m, untouched));
     // No bones: nothing to do, whatever the output.
     CHECK(run_palette(model, {}, {}));

@@ -19,22 +19,35 @@ namespace impl {
 KEYBLEND_ISA_NS {
 namespace skin {
 
-/// palette_job's checks.
-inline status check_palette(const palette_job& job) {
+/// palette_job's error, the checks having failed: the first one that fails, in the order the
+/// contract lists them.
+KEYBLEND_COLD inline status palette_error(const palette_job& job) {
     const std::size_t n = job.bones.size();
     if ((n && !job.bones.data()) || (job.model.size() && !job.model.data()) || (job.output.size() && !job.output.data()))
         return make_error(errc::invalid_argument, "palette_job: a span has null data but a size other than 0");
     if (job.output.size() < n)
         return make_error(errc::size_mismatch, "palette_job: " + std::to_string(n) + " bones but room for " +
                                                    std::to_string(job.output.size()) + " palette matrices");
-    for (std::size_t b = 0; b < n; ++b)
-        if (job.bones[b].joint >= job.model.size())
-            return make_error(errc::out_of_range,
-                              "palette_job: bone " + std::to_string(b) + " '" + job.bones[b].name + "': joint " +
-                                  std::to_string(job.bones[b].joint) + " is outside the pose (" +
-                                  std::to_string(job.model.size()) + " joints)",
-                              b);
-    return {};
+    std::size_t b = 0;
+    while (b < n && job.bones[b].joint < job.model.size()) ++b;
+    return make_error(errc::out_of_range,
+                      "palette_job: bone " + std::to_string(b) + " '" + job.bones[b].name + "': joint " +
+                          std::to_string(job.bones[b].joint) + " is outside the pose (" +
+                          std::to_string(job.model.size()) + " joints)",
+                      b);
+}
+
+/// palette_job's checks. The pass over the bones has no early exit (it runs every frame and
+/// almost never fails); palette_error finds which bone failed.
+inline status check_palette(const palette_job& job) {
+    const std::size_t n = job.bones.size(), joints = job.model.size();
+    const skin_bone* bones = job.bones.data();
+    bool ok = (!n || bones) && (!joints || job.model.data()) && (!job.output.size() || job.output.data()) &&
+              job.output.size() >= n;
+    if (ok)
+        for (std::size_t b = 0; b < n; ++b) ok &= bones[b].joint < joints;
+    if (ok) return {};
+    return palette_error(job);
 }
 
 /// out = a * b for 4x4 matrices (any, not only affine): column c of the product is a's columns
@@ -90,9 +103,14 @@ inline void multiply_mat4(const glm::mat4& a, const glm::mat4& b, glm::mat4& out
 }
 
 /// The palette products, the job's checks made.
+/// The spans are read once: the products' stores (through intrinsics, which may alias anything)
+/// would otherwise make the compiler reload them for every bone.
 inline void fill_palette(const palette_job& job) {
-    for (std::size_t b = 0; b < job.bones.size(); ++b)
-        multiply_mat4(job.model[job.bones[b].joint], job.bones[b].offset, job.output[b]);
+    const glm::mat4* model = job.model.data();
+    const skin_bone* bones = job.bones.data();
+    glm::mat4* out = job.output.data();
+    const std::size_t n = job.bones.size();
+    for (std::size_t b = 0; b < n; ++b) multiply_mat4(model[bones[b].joint], bones[b].offset, out[b]);
 }
 
 /// palette_job::run.
