@@ -601,6 +601,27 @@ TEST_CASE("the build's kernels") {
         MESSAGE("2 to 4 slots as " << std::string(impl::tuning::prefer_quads() ? "quads" : "eight lanes"));
 }
 
+TEST_CASE("quads where 512-bit operations run whole: on Intel's CPUs and AMD's from Zen 5, not Zen 4") {
+    using impl::cpu::family;
+    using impl::cpu::full_width_512;
+    // CPUID leaf 0's vendor string (ebx, edx, ecx) and leaf 1's eax of real CPUs.
+    const unsigned intel[3] = {0x756e6547u, 0x49656e69u, 0x6c65746eu}; // "Genu" "ineI" "ntel"
+    const unsigned amd[3] = {0x68747541u, 0x69746e65u, 0x444d4163u};   // "Auth" "enti" "cAMD"
+    const unsigned hygon[3] = {0x6f677948u, 0x6e65476eu, 0x656e6975u}; // "Hygo" "nGen" "uine"
+    const unsigned sapphire_rapids = 0x000806F8u, zen2 = 0x00830F10u, zen4 = 0x00A10F11u, zen5 = 0x00B40F40u;
+    CHECK(family(sapphire_rapids) == 6u);
+    CHECK(family(zen2) == 0x17u);
+    CHECK(family(zen4) == 0x19u);
+    CHECK(family(zen5) == 0x1Au);
+    CHECK(full_width_512(intel[0], intel[1], intel[2], sapphire_rapids));
+    CHECK_FALSE(full_width_512(amd[0], amd[1], amd[2], zen4));
+    CHECK(full_width_512(amd[0], amd[1], amd[2], zen5));
+    CHECK_FALSE(full_width_512(amd[0], amd[1], amd[2], zen2));
+    CHECK_FALSE(full_width_512(hygon[0], hygon[1], hygon[2], 0x00900F01u));
+    // Vendor strings are compared whole: Intel's words with AMD's family are not AMD.
+    CHECK_FALSE(full_width_512(amd[0], intel[1], amd[2], zen5));
+}
+
 #if (defined(__aarch64__) || defined(_M_ARM64)) && !defined(KEYBLEND_NO_INTRINSICS)
 // An AArch64 build runs every job on NEON, four lanes wide: sampling, blending and local-to-model
 // on lanes::native, the wide loops of sampling, blending and morphing on lanes::widest, the

@@ -83,16 +83,23 @@ inline bool runs(simd_isa isa) {
 #endif
 }
 
-/// True on AMD family 1Ah (Zen 5) and later, whose 512-bit floating-point operations run at full
-/// width; Zen 4 (family 19h) runs each as two 256-bit halves.
+/// Whether a CPU runs each 512-bit floating-point operation whole, from its CPUID vendor string
+/// (leaf 0's ebx, edx, ecx) and leaf 1's eax: Intel's do (every Intel CPU with AVX-512 issues it as
+/// one operation), and AMD's from family 1Ah (Zen 5). AMD family 19h (Zen 4) runs each as two
+/// 256-bit halves; other vendors are not known, so false.
+constexpr bool full_width_512(unsigned ebx, unsigned edx, unsigned ecx, unsigned leaf1_eax) {
+    const bool intel = ebx == 0x756e6547u && edx == 0x49656e69u && ecx == 0x6c65746eu; // "GenuineIntel"
+    const bool amd = ebx == 0x68747541u && edx == 0x69746e65u && ecx == 0x444d4163u;   // "AuthenticAMD"
+    return intel || (amd && family(leaf1_eax) >= 0x1Au);
+}
+
+/// full_width_512 for this CPU; false off x86.
 inline bool full_width_512() {
 #if KEYBLEND_CPU_X86
-    unsigned r[4];
+    unsigned r[4], leaf1[4] = {0, 0, 0, 0};
     cpuid(0, 0, r);
-    const bool amd = r[1] == 0x68747541u && r[3] == 0x69746e65u && r[2] == 0x444d4163u; // "AuthenticAMD"
-    if (!amd || r[0] < 1) return false;
-    cpuid(1, 0, r);
-    return family(r[0]) >= 0x1Au;
+    if (r[0] >= 1) cpuid(1, 0, leaf1);
+    return full_width_512(r[1], r[3], r[2], leaf1[0]);
 #else
     return false;
 #endif
