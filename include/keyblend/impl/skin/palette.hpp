@@ -19,13 +19,29 @@ namespace impl {
 KEYBLEND_ISA_NS {
 namespace skin {
 
-/// palette_job's error, the checks having failed: the first one that fails, in the order the
-/// contract lists them.
-KEYBLEND_COLD inline status palette_error(const palette_job& job) {
+/// Which of palette_job's checks fails first, in the order its contract lists them.
+enum class palette_fault : unsigned char { none, null_span, short_output, joint_outside };
+
+/// The checks, each once. The pass over the bones has no early exit (it runs every frame and
+/// almost never fails); palette_error finds which bone failed.
+inline palette_fault first_fault(const palette_job& job) {
+    const std::size_t n = job.bones.size(), joints = job.model.size();
+    const skin_bone* bones = job.bones.data();
+    if ((n && !bones) || (joints && !job.model.data()) || (job.output.size() && !job.output.data()))
+        return palette_fault::null_span;
+    if (job.output.size() < n) return palette_fault::short_output;
+    bool inside = true;
+    for (std::size_t b = 0; b < n; ++b) inside &= bones[b].joint < joints;
+    return inside ? palette_fault::none : palette_fault::joint_outside;
+}
+
+/// palette_job's error for `fault` (not none): the message, and for a joint outside the pose the
+/// first bone that has one.
+KEYBLEND_COLD inline status palette_error(const palette_job& job, palette_fault fault) {
     const std::size_t n = job.bones.size();
-    if ((n && !job.bones.data()) || (job.model.size() && !job.model.data()) || (job.output.size() && !job.output.data()))
+    if (fault == palette_fault::null_span)
         return make_error(errc::invalid_argument, "palette_job: a span has null data but a size other than 0");
-    if (job.output.size() < n)
+    if (fault == palette_fault::short_output)
         return make_error(errc::size_mismatch, "palette_job: " + std::to_string(n) + " bones but room for " +
                                                    std::to_string(job.output.size()) + " palette matrices");
     std::size_t b = 0;
@@ -37,17 +53,10 @@ KEYBLEND_COLD inline status palette_error(const palette_job& job) {
                       b);
 }
 
-/// palette_job's checks. The pass over the bones has no early exit (it runs every frame and
-/// almost never fails); palette_error finds which bone failed.
+/// palette_job's checks.
 inline status check_palette(const palette_job& job) {
-    const std::size_t n = job.bones.size(), joints = job.model.size();
-    const skin_bone* bones = job.bones.data();
-    bool ok = (!n || bones) && (!joints || job.model.data()) && (!job.output.size() || job.output.data()) &&
-              job.output.size() >= n;
-    if (ok)
-        for (std::size_t b = 0; b < n; ++b) ok &= bones[b].joint < joints;
-    if (ok) return {};
-    return palette_error(job);
+    const palette_fault fault = first_fault(job);
+    return fault == palette_fault::none ? status{} : palette_error(job, fault);
 }
 
 /// out = a * b for 4x4 matrices (any, not only affine): column c of the product is a's columns
