@@ -477,6 +477,14 @@ TEST_CASE("TRS blend: validation names the layer and leaves the output untouched
     const std::size_t n = 10;
     const local_pose rest = kbtest::random_pose(n, 60), a = kbtest::random_pose(n, 61), small(3);
     std::vector<float> mask(n, 1.0f), short_mask(4, 1.0f);
+    // The same joints with two morph weights on joint 2 (the rest pose has none).
+    std::vector<joint_desc> joints(n);
+    for (std::size_t j = 0; j < n; ++j) joints[j].name = "j" + std::to_string(j);
+    joints[2].morph_weights = {0.25f, 0.5f};
+    const skeleton morphing = skeleton::from_parents(joints).value();
+    local_pose with_morphs = a;
+    with_morphs.set_morph_layout(morphing);
+    REQUIRE(with_morphs.morph_weights().size() == 2);
     blend_layer layers[2] = {{&a, 1.0f}, {&a, 0.5f, mask}};
     additive_layer adds[1] = {{&a, &rest, 0.5f}};
     local_pose out = filled_with_garbage(n);
@@ -501,6 +509,32 @@ TEST_CASE("TRS blend: validation names the layer and leaves the output untouched
     SUBCASE("mask of another size") { layers[1].joint_weights = short_mask; expect = errc::size_mismatch; index = 1; }
     SUBCASE("NaN joint weight") { mask[7] = NAN; expect = errc::non_finite; index = 1; mentions = "joint 7"; }
     SUBCASE("negative joint weight") { mask[3] = -1.0f; index = 1; mentions = "joint 3"; }
+    SUBCASE("layer with other morph weights") {
+        layers[1].pose = &with_morphs;
+        expect = errc::size_mismatch;
+        index = 1;
+        mentions = "pose has 2 morph weights, the rest pose 0";
+    }
+    SUBCASE("reference with other morph weights") {
+        adds[0].reference = &with_morphs;
+        expect = errc::size_mismatch;
+        index = 2;
+        mentions = "additive layer 0: reference has 2 morph weights";
+    }
+    SUBCASE("several bad layers: the first is named, with its first fault") {
+        adds[0].weight = NAN;
+        layers[1].pose = &small;
+        mask[5] = -2.0f;
+        expect = errc::size_mismatch;
+        index = 1;
+        mentions = "blend layer 1: pose has 3 joints, the rest pose 10";
+    }
+    SUBCASE("several bad joint weights: the first is named") {
+        mask[8] = NAN;
+        mask[6] = -1.0f;
+        index = 1;
+        mentions = "joint 6 weight -1";
+    }
     const status v = job.validate();
     REQUIRE_FALSE(v);
     CHECK(v.error().code == expect);

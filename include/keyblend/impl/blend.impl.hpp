@@ -53,14 +53,25 @@ inline status blend_matrix_additive(const clip& c, const skeleton& s, float time
 namespace keyblend {
 namespace impl {
 
-/// "blend_job: blend layer 2" / "blend_job: additive layer 0" (built only when reporting).
-inline std::string layer_label(std::size_t index, std::size_t layer_count) {
-    return index < layer_count ? "blend_job: blend layer " + std::to_string(index)
-                               : "blend_job: additive layer " + std::to_string(index - layer_count);
-}
+/// The first of a blend layer's conditions that it breaks, in the order they are reported.
+enum class layer_fault : unsigned char {
+    none,
+    weight_non_finite,
+    weight_negative,
+    null_pose,
+    pose_joints,
+    pose_morphs,
+    reference_joints,
+    reference_morphs,
+    joint_weight_count,
+    joint_weight_value
+};
 
-/// Checks one layer (weighted or additive) of a job; allocates only to report an error.
-inline status check_layer(const blend_job& job, std::size_t l) {
+/// What blend_job checks of layer `l` (weighted, or additive from layers.size() on), given a
+/// job whose rest pose is set. Allocates nothing; the pass over the joint weights has no early
+/// exit (it runs every frame and almost never fails, so it vectorises).
+inline layer_fault check_layer(const blend_job& job, std::size_t l) {
+    using f = layer_fault;
     const bool additive = l >= job.layers.size();
     const std::size_t a = l - job.layers.size();
     const local_pose* pose = additive ? job.additive_layers[a].pose : job.layers[l].pose;
@@ -68,91 +79,120 @@ inline status check_layer(const blend_job& job, std::size_t l) {
     const float weight = additive ? job.additive_layers[a].weight : job.layers[l].weight;
     const span<const float> joint_weights =
         additive ? job.additive_layers[a].joint_weights : job.layers[l].joint_weights;
-    const std::size_t n = job.rest_pose->size();
-    const auto fail = [&](errc code, const std::string& what) {
-        return make_error(code, layer_label(l, job.layers.size()) + ": " + what, l);
+    const std::size_t n = job.rest_pose->size(), m = job.rest_pose->morph_weights().size();
+    if (!is_finite(weight)) return f::weight_non_finite;
+    if (!additive && weight < 0.0f) return f::weight_negative;
+    if (!pose) return f::null_pose;
+    if (pose->size() != n) return f::pose_joints;
+    if (pose->morph_weights().size() != m) return f::pose_morphs;
+    if (reference && reference->size() != n) return f::reference_joints;
+    if (reference && reference->morph_weights().size() != m) return f::reference_morphs;
+    if (joint_weights.empty()) return f::none;
+    if (joint_weights.size() != n) return f::joint_weight_count;
+    bool ok = true;
+    for (float v : joint_weights) ok &= is_finite(v) & (v >= 0.0f);
+    return ok ? f::none : f::joint_weight_value;
+}
+
+/// The first of blend_job's conditions that a job breaks, in the order they are reported;
+/// `layer` when one of its layers breaks one of check_layer's.
+enum class blend_fault : unsigned char {
+    none,
+    null_rest_pose,
+    null_output,
+    threshold_non_finite,
+    threshold_negative,
+    null_layer_span,
+    layer
+};
+
+/// The checks, each once (run's path: nothing is built unless one fails).
+inline blend_fault first_fault(const blend_job& job) {
+    using f = blend_fault;
+    if (!job.rest_pose) return f::null_rest_pose;
+    if (!job.output) return f::null_output;
+    if (!is_finite(job.threshold)) return f::threshold_non_finite;
+    if (job.threshold < 0.0f) return f::threshold_negative;
+    if ((!job.layers.data() && job.layers.size()) || (!job.additive_layers.data() && job.additive_layers.size()))
+        return f::null_layer_span;
+    bool ok = true;
+    for (std::size_t l = 0; l < job.layers.size() + job.additive_layers.size(); ++l)
+        ok &= check_layer(job, l) == layer_fault::none;
+    return ok ? f::none : f::layer;
+}
+
+/// The error naming layer `l`'s `fault` (not none).
+KEYBLEND_COLD inline status layer_error(const blend_job& job, std::size_t l, layer_fault fault) {
+    using f = layer_fault;
+    const bool additive = l >= job.layers.size();
+    const std::size_t a = l - job.layers.size();
+    const float weight = additive ? job.additive_layers[a].weight : job.layers[l].weight;
+    const local_pose* pose = additive ? job.additive_layers[a].pose : job.layers[l].pose;
+    const local_pose* reference = additive ? job.additive_layers[a].reference : nullptr;
+    const span<const float> joint_weights =
+        additive ? job.additive_layers[a].joint_weights : job.layers[l].joint_weights;
+    const std::size_t n = job.rest_pose->size(), m = job.rest_pose->morph_weights().size();
+    const std::string label = additive ? "blend_job: additive layer " + std::to_string(a)
+                                       : "blend_job: blend layer " + std::to_string(l);
+    const auto fail = [&](errc code, const std::string& what) { return make_error(code, label + ": " + what, l); };
+    const auto joints = [&](const char* role, const local_pose& p) {
+        return fail(errc::size_mismatch, std::string(role) + " has " + std::to_string(p.size()) +
+                                             " joints, the rest pose " + std::to_string(n));
     };
-    if (!is_finite(weight)) return fail(errc::non_finite, "weight is NaN or infinite");
-    if (!additive && weight < 0.0f)
-        return fail(errc::invalid_argument, "weight " + std::to_string(weight) + " is negative");
-    for (const auto& [p, role] : {std::pair<const local_pose*, const char*>{pose, "pose"},
-                                  {reference, "reference"}}) {
-        if (!p && p == pose) return fail(errc::invalid_argument, "pose is null");
-        if (p && p->size() != n)
-            return fail(errc::size_mismatch, std::string(role) + " has " + std::to_string(p->size()) +
-                                                 " joints, the rest pose " + std::to_string(n));
-        if (p && p->morph_weights().size() != job.rest_pose->morph_weights().size())
-            return fail(errc::size_mismatch, std::string(role) + " has " + std::to_string(p->morph_weights().size()) +
-                                                 " morph weights, the rest pose " +
-                                                 std::to_string(job.rest_pose->morph_weights().size()));
-    }
-    if (joint_weights.empty()) return {};
-    if (joint_weights.size() != n)
+    const auto morphs = [&](const char* role, const local_pose& p) {
+        return fail(errc::size_mismatch, std::string(role) + " has " + std::to_string(p.morph_weights().size()) +
+                                             " morph weights, the rest pose " + std::to_string(m));
+    };
+    switch (fault) {
+    case f::none: return {};
+    case f::weight_non_finite: return fail(errc::non_finite, "weight is NaN or infinite");
+    case f::weight_negative: return fail(errc::invalid_argument, "weight " + std::to_string(weight) + " is negative");
+    case f::null_pose: return fail(errc::invalid_argument, "pose is null");
+    case f::pose_joints: return joints("pose", *pose);
+    case f::pose_morphs: return morphs("pose", *pose);
+    case f::reference_joints: return joints("reference", *reference);
+    case f::reference_morphs: return morphs("reference", *reference);
+    case f::joint_weight_count:
         return fail(errc::size_mismatch, std::to_string(joint_weights.size()) + " joint weights for " +
                                              std::to_string(n) + " joints");
-    for (std::size_t j = 0; j < n; ++j) {
-        const float v = joint_weights[j];
-        if (is_finite(v) && v >= 0.0f) continue;
-        return fail(is_finite(v) ? errc::invalid_argument : errc::non_finite,
-                    "joint " + std::to_string(j) + " weight " + std::to_string(v) +
-                        (is_finite(v) ? " is negative" : " is not finite"));
+    case f::joint_weight_value: break;
     }
+    std::size_t j = 0;
+    while (j < n && is_finite(joint_weights[j]) && joint_weights[j] >= 0.0f) ++j;
+    const float v = joint_weights[j];
+    return fail(is_finite(v) ? errc::invalid_argument : errc::non_finite,
+                "joint " + std::to_string(j) + " weight " + std::to_string(v) +
+                    (is_finite(v) ? " is negative" : " is not finite"));
+}
+
+/// blend_job's error for `fault` (not none): the message, and for a layer the first that breaks a
+/// condition.
+KEYBLEND_COLD inline status blend_error(const blend_job& job, blend_fault fault) {
+    using f = blend_fault;
+    switch (fault) {
+    case f::none: return {};
+    case f::null_rest_pose: return make_error(errc::invalid_argument, "blend_job: rest_pose is null");
+    case f::null_output: return make_error(errc::invalid_argument, "blend_job: output is null");
+    case f::threshold_non_finite: return make_error(errc::non_finite, "blend_job: threshold is NaN or infinite");
+    case f::threshold_negative: return make_error(errc::invalid_argument, "blend_job: threshold is negative");
+    case f::null_layer_span:
+        return make_error(errc::invalid_argument, "blend_job: a layer span has null data but a size other than 0");
+    case f::layer: break;
+    }
+    for (std::size_t l = 0; l < job.layers.size() + job.additive_layers.size(); ++l)
+        if (const layer_fault lf = check_layer(job, l); lf != layer_fault::none) return layer_error(job, l, lf);
     return {};
+}
+
+/// blend_job's checks (validate's and run's).
+inline status check_job(const blend_job& job) {
+    const blend_fault fault = first_fault(job);
+    return fault == blend_fault::none ? status{} : blend_error(job, fault);
 }
 
 } // namespace impl
 
-namespace impl {
-/// True when `weights` is empty (not given), or holds n values, each finite and >= 0.
-inline bool joint_weights_ok(span<const float> weights, std::size_t n) {
-    if (weights.empty()) return true;
-    if (weights.size() != n) return false;
-    bool ok = true;
-    for (float v : weights) ok &= is_finite(v) & (v >= 0.0f); // (no branch: the loop vectorises)
-    return ok;
-}
-
-/// The whole of blend_job::validate's checks, answering only yes or no (every frame's path; the
-/// report is built only when this says no).
-inline bool blend_job_ok(const blend_job& job) {
-    if (!job.rest_pose || !job.output || !is_finite(job.threshold) || job.threshold < 0.0f ||
-        (!job.layers.data() && job.layers.size()) || (!job.additive_layers.data() && job.additive_layers.size()))
-        return false;
-    const std::size_t n = job.rest_pose->size();
-    const std::size_t m = job.rest_pose->morph_weights().size();
-    const auto sized = [&](const local_pose* p) {
-        return p->size() == n && p->morph_weights().size() == m;
-    };
-    bool ok = true;
-    for (std::size_t l = 0; l < job.layers.size(); ++l) {
-        const blend_layer& layer = job.layers[l];
-        ok &= layer.pose && sized(layer.pose) && is_finite(layer.weight) && layer.weight >= 0.0f &&
-              joint_weights_ok(layer.joint_weights, n);
-    }
-    for (std::size_t l = 0; l < job.additive_layers.size(); ++l) {
-        const additive_layer& layer = job.additive_layers[l];
-        ok &= layer.pose && sized(layer.pose) && (!layer.reference || sized(layer.reference)) &&
-              is_finite(layer.weight) && joint_weights_ok(layer.joint_weights, n);
-    }
-    return ok;
-}
-} // namespace impl
-
-inline status blend_job::validate() const {
-    if (impl::blend_job_ok(*this)) return {};
-    if (!rest_pose) return impl::make_error(errc::invalid_argument, "blend_job: rest_pose is null");
-    if (!output) return impl::make_error(errc::invalid_argument, "blend_job: output is null");
-    if (!is_finite(threshold))
-        return impl::make_error(errc::non_finite, "blend_job: threshold is NaN or infinite");
-    if (threshold < 0.0f)
-        return impl::make_error(errc::invalid_argument, "blend_job: threshold is negative");
-    if ((!layers.data() && layers.size()) || (!additive_layers.data() && additive_layers.size()))
-        return impl::make_error(errc::invalid_argument,
-                                "blend_job: a layer span has null data but a size other than 0");
-    for (std::size_t l = 0; l < layers.size() + additive_layers.size(); ++l)
-        if (status st = impl::check_layer(*this, l); !st) return st;
-    return {};
-}
+inline status blend_job::validate() const { return impl::check_job(*this); }
 
 } // namespace keyblend
 

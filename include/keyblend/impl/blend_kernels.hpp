@@ -291,7 +291,7 @@ inline void blend_morph_weights(const blend_job& job) {
 
 template <class Wide, class Narrow = Wide>
 status run_blend(const blend_job& job) {
-    if (!blend_job_ok(job)) return job.validate(); // (the report, built only on failure)
+    if (status st = check_job(job); !st) return st;
     job.output->resize(job.rest_pose->size());
     job.output->set_morph_layout(*job.rest_pose);
     if (!job.rest_pose->morph_weights().empty()) blend_morph_weights(job);
