@@ -68,7 +68,9 @@ public:
 
     /// Changes the joint count. Joints kept keep their values; new joints are the identity. Allocates
     /// only when the padded size grows beyond what was allocated.
-    void resize(std::size_t joint_count);
+    void resize(std::size_t joint_count) {
+        if (joint_count != size_) change_size(joint_count); // (every frame's call: one comparison, inline)
+    }
 
     /// Joint j's transform. Precondition: j < size() (asserted; out of range returns the identity).
     transform get(std::size_t j) const;
@@ -96,6 +98,7 @@ public:
     }
 
 private:
+    void change_size(std::size_t joint_count);
     void fill_identity(std::size_t first, std::size_t last);
 
     impl::aligned_floats data_;

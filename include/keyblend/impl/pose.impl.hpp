@@ -44,8 +44,7 @@ inline void local_pose::fill_identity(std::size_t first, std::size_t last) {
     }
 }
 
-inline void local_pose::resize(std::size_t joint_count) {
-    if (joint_count == size_) return; // (every frame: the kernels keep the padding at the identity)
+inline void local_pose::change_size(std::size_t joint_count) {
     const std::size_t padded = (joint_count + pose_lane_block - 1) / pose_lane_block * pose_lane_block;
     if (padded > capacity_) {
         // Streams are 64-byte aligned: each starts at a multiple of 16 floats.
