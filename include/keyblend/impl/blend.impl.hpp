@@ -67,30 +67,42 @@ enum class layer_fault : unsigned char {
     joint_weight_value
 };
 
-/// What blend_job checks of layer `l` (weighted, or additive from layers.size() on), given a
-/// job whose rest pose is set. Allocates nothing; the pass over the joint weights has no early
-/// exit (it runs every frame and almost never fails, so it vectorises).
+/// Layer `l` of a job, weighted or (from layers.size() on) additive, as the checks read it.
+struct layer_view {
+    bool additive;
+    const local_pose* pose;
+    const local_pose* reference; // (null for a weighted layer)
+    float weight;
+    span<const float> joint_weights;
+};
+
+inline layer_view layer_at(const blend_job& job, std::size_t l) {
+    if (l < job.layers.size()) {
+        const blend_layer& layer = job.layers[l];
+        return {false, layer.pose, nullptr, layer.weight, layer.joint_weights};
+    }
+    const additive_layer& layer = job.additive_layers[l - job.layers.size()];
+    return {true, layer.pose, layer.reference, layer.weight, layer.joint_weights};
+}
+
+/// What blend_job checks of layer `l`, given a job whose rest pose is set. Allocates nothing; the
+/// pass over the joint weights has no early exit (it runs every frame and almost never fails, so
+/// it vectorises).
 inline layer_fault check_layer(const blend_job& job, std::size_t l) {
     using f = layer_fault;
-    const bool additive = l >= job.layers.size();
-    const std::size_t a = l - job.layers.size();
-    const local_pose* pose = additive ? job.additive_layers[a].pose : job.layers[l].pose;
-    const local_pose* reference = additive ? job.additive_layers[a].reference : nullptr;
-    const float weight = additive ? job.additive_layers[a].weight : job.layers[l].weight;
-    const span<const float> joint_weights =
-        additive ? job.additive_layers[a].joint_weights : job.layers[l].joint_weights;
+    const layer_view v = layer_at(job, l);
     const std::size_t n = job.rest_pose->size(), m = job.rest_pose->morph_weights().size();
-    if (!is_finite(weight)) return f::weight_non_finite;
-    if (!additive && weight < 0.0f) return f::weight_negative;
-    if (!pose) return f::null_pose;
-    if (pose->size() != n) return f::pose_joints;
-    if (pose->morph_weights().size() != m) return f::pose_morphs;
-    if (reference && reference->size() != n) return f::reference_joints;
-    if (reference && reference->morph_weights().size() != m) return f::reference_morphs;
-    if (joint_weights.empty()) return f::none;
-    if (joint_weights.size() != n) return f::joint_weight_count;
+    if (!is_finite(v.weight)) return f::weight_non_finite;
+    if (!v.additive && v.weight < 0.0f) return f::weight_negative;
+    if (!v.pose) return f::null_pose;
+    if (v.pose->size() != n) return f::pose_joints;
+    if (v.pose->morph_weights().size() != m) return f::pose_morphs;
+    if (v.reference && v.reference->size() != n) return f::reference_joints;
+    if (v.reference && v.reference->morph_weights().size() != m) return f::reference_morphs;
+    if (v.joint_weights.empty()) return f::none;
+    if (v.joint_weights.size() != n) return f::joint_weight_count;
     bool ok = true;
-    for (float v : joint_weights) ok &= is_finite(v) & (v >= 0.0f);
+    for (float w : v.joint_weights) ok &= is_finite(w) & (w >= 0.0f);
     return ok ? f::none : f::joint_weight_value;
 }
 
@@ -124,16 +136,10 @@ inline blend_fault first_fault(const blend_job& job) {
 /// The error naming layer `l`'s `fault` (not none).
 KEYBLEND_COLD inline status layer_error(const blend_job& job, std::size_t l, layer_fault fault) {
     using f = layer_fault;
-    const bool additive = l >= job.layers.size();
-    const std::size_t a = l - job.layers.size();
-    const float weight = additive ? job.additive_layers[a].weight : job.layers[l].weight;
-    const local_pose* pose = additive ? job.additive_layers[a].pose : job.layers[l].pose;
-    const local_pose* reference = additive ? job.additive_layers[a].reference : nullptr;
-    const span<const float> joint_weights =
-        additive ? job.additive_layers[a].joint_weights : job.layers[l].joint_weights;
+    const layer_view v = layer_at(job, l);
     const std::size_t n = job.rest_pose->size(), m = job.rest_pose->morph_weights().size();
-    const std::string label = additive ? "blend_job: additive layer " + std::to_string(a)
-                                       : "blend_job: blend layer " + std::to_string(l);
+    const std::string label = v.additive ? "blend_job: additive layer " + std::to_string(l - job.layers.size())
+                                         : "blend_job: blend layer " + std::to_string(l);
     const auto fail = [&](errc code, const std::string& what) { return make_error(code, label + ": " + what, l); };
     const auto joints = [&](const char* role, const local_pose& p) {
         return fail(errc::size_mismatch, std::string(role) + " has " + std::to_string(p.size()) +
@@ -146,23 +152,23 @@ KEYBLEND_COLD inline status layer_error(const blend_job& job, std::size_t l, lay
     switch (fault) {
     case f::none: return {};
     case f::weight_non_finite: return fail(errc::non_finite, "weight is NaN or infinite");
-    case f::weight_negative: return fail(errc::invalid_argument, "weight " + std::to_string(weight) + " is negative");
+    case f::weight_negative: return fail(errc::invalid_argument, "weight " + std::to_string(v.weight) + " is negative");
     case f::null_pose: return fail(errc::invalid_argument, "pose is null");
-    case f::pose_joints: return joints("pose", *pose);
-    case f::pose_morphs: return morphs("pose", *pose);
-    case f::reference_joints: return joints("reference", *reference);
-    case f::reference_morphs: return morphs("reference", *reference);
+    case f::pose_joints: return joints("pose", *v.pose);
+    case f::pose_morphs: return morphs("pose", *v.pose);
+    case f::reference_joints: return joints("reference", *v.reference);
+    case f::reference_morphs: return morphs("reference", *v.reference);
     case f::joint_weight_count:
-        return fail(errc::size_mismatch, std::to_string(joint_weights.size()) + " joint weights for " +
+        return fail(errc::size_mismatch, std::to_string(v.joint_weights.size()) + " joint weights for " +
                                              std::to_string(n) + " joints");
     case f::joint_weight_value: break;
     }
     std::size_t j = 0;
-    while (j < n && is_finite(joint_weights[j]) && joint_weights[j] >= 0.0f) ++j;
-    const float v = joint_weights[j];
-    return fail(is_finite(v) ? errc::invalid_argument : errc::non_finite,
-                "joint " + std::to_string(j) + " weight " + std::to_string(v) +
-                    (is_finite(v) ? " is negative" : " is not finite"));
+    while (j < n && is_finite(v.joint_weights[j]) && v.joint_weights[j] >= 0.0f) ++j;
+    const float w = v.joint_weights[j];
+    return fail(is_finite(w) ? errc::invalid_argument : errc::non_finite,
+                "joint " + std::to_string(j) + " weight " + std::to_string(w) +
+                    (is_finite(w) ? " is negative" : " is not finite"));
 }
 
 /// blend_job's error for `fault` (not none): the message, and for a layer the first that breaks a
