@@ -1699,6 +1699,188 @@ TEST_CASE("skin_parallel: any task count gives the single-job bits, at every ali
 }
 
 // ---------------------------------------------------------------------------------------------
+// The palette fused into the skinning job
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+/// A pose's model matrices and a mesh's bones (each bone on a joint of the pose, in no particular
+/// order, with its own offset).
+struct fused_rig {
+    std::vector<glm::mat4> model;
+    std::vector<skin_bone> bones;
+};
+fused_rig random_rig(std::size_t joints, std::size_t bones, std::uint32_t seed, bool non_uniform) {
+    kbtest::rng rng(seed);
+    fused_rig r;
+    for (std::size_t j = 0; j < joints; ++j) r.model.push_back(rig_matrix(rng, non_uniform));
+    for (std::size_t b = 0; b < bones; ++b)
+        r.bones.push_back({"bone " + std::to_string(b), std::size_t(rng.integer(0, int(joints) - 1)),
+                           glm::inverse(rig_matrix(rng, false))});
+    return r;
+}
+
+/// The outputs p, n, t after `run` (which must succeed), from garbage.
+template <class Run>
+std::vector<float> outputs_after(Run&& run, std::vector<glm::vec3>& p, std::vector<glm::vec3>& n,
+                                 std::vector<glm::vec4>& t) {
+    std::fill(p.begin(), p.end(), glm::vec3(garbage()));
+    std::fill(n.begin(), n.end(), glm::vec3(garbage()));
+    std::fill(t.begin(), t.end(), glm::vec4(garbage()));
+    REQUIRE(run());
+    std::vector<float> all;
+    for (const glm::vec3& v : p) all.insert(all.end(), {v.x, v.y, v.z});
+    for (const glm::vec3& v : n) all.insert(all.end(), {v.x, v.y, v.z});
+    for (const glm::vec4& v : t) all.insert(all.end(), {v.x, v.y, v.z, v.w});
+    return all;
+}
+} // namespace
+
+TEST_CASE("the palette fused: model and bones in the job give palette_job then skinning_job's bits") {
+    for (const std::size_t k : {1u, 2u, 4u, 8u})
+        for (const bool inverse_transpose : {false, true})
+            for (const bool implied : {false, true}) {
+                INFO("k " << k << ", inverse-transpose " << inverse_transpose << ", implied " << implied);
+                const fused_rig rig = random_rig(40, 24, std::uint32_t(10 * k + implied), inverse_transpose);
+                skin_mesh m = random_mesh(700, k, rig.bones.size(), std::uint32_t(k), inverse_transpose);
+                std::vector<float> weights = m.weights;
+                if (implied) { // drop each vertex's last weight
+                    weights.clear();
+                    for (std::size_t v = 0; v < m.size(); ++v)
+                        for (std::size_t i = 0; i + 1 < k; ++i) weights.push_back(m.weights[v * k + i]);
+                }
+                std::vector<glm::mat4> palette(rig.bones.size());
+                palette_job pj;
+                pj.model = rig.model;
+                pj.bones = rig.bones;
+                pj.output = palette;
+                REQUIRE(pj.run());
+
+                std::vector<glm::vec3> p(m.size()), n(m.size());
+                std::vector<glm::vec4> t(m.size());
+                skinning_job<> job = mesh_job(m);
+                job.last = implied ? last_weight::implied : last_weight::stored;
+                job.weights = implied ? (k > 1 ? make_span(weights, k - 1) : strided_span<const float>{})
+                                      : make_span(weights, k);
+                job.in_tangents = make_span(m.tangents);
+                job.out_positions = make_span(p);
+                job.out_normals = make_span(n);
+                job.out_tangents = make_span(t);
+                job.normals = inverse_transpose ? normal_transform::inverse_transpose : normal_transform::palette;
+                job.palette = palette;
+                const std::vector<float> separate = outputs_after([&] { return job.run(); }, p, n, t);
+                const auto same = [&separate](const std::vector<float>& other) {
+                    return other.size() == separate.size() &&
+                           std::memcmp(other.data(), separate.data(), separate.size() * sizeof(float)) == 0;
+                };
+
+                skinning_job<> fused = job;
+                fused.palette = {};
+                fused.model = rig.model;
+                fused.bones = rig.bones;
+                CHECK(fused.validate());
+                CHECK(same(outputs_after([&] { return fused.run(); }, p, n, t)));
+                // skin_parallel (the palette computed once for the tasks): the same bits.
+                for (std::size_t tasks : {1u, 3u})
+                    CHECK(same(outputs_after([&] { return skin_parallel(fused, tasks); }, p, n, t)));
+                if (k == 4 && !implied) {
+                    using config = fixed_skinning<4, skinned_streams::positions_normals_tangents>;
+                    CHECK(same(outputs_after([&] { return fused.run<config>(); }, p, n, t)));
+                }
+            }
+}
+
+TEST_CASE("the palette fused: 8-bit joints address max_fused_bones bones, every bad part an error with nothing written") {
+    const fused_rig rig = random_rig(300, max_fused_bones, 77, false);
+    skin_mesh m = random_mesh(200, 2, max_fused_bones, 78);
+    std::vector<std::uint8_t> joints8;
+    for (std::size_t v = 0; v < m.size(); ++v) { // the last bone used too
+        m.bone_indices[2 * v] = std::uint16_t(v == 7 ? max_fused_bones - 1 : m.bone_indices[2 * v]);
+        for (std::size_t i = 0; i < 2; ++i) joints8.push_back(std::uint8_t(m.bone_indices[2 * v + i]));
+    }
+    std::vector<glm::vec3> p(m.size()), n(m.size()), p2(m.size()), n2(m.size());
+    skinning_job<std::uint8_t> job;
+    job.influences = 2;
+    job.joints = make_span(joints8, 2);
+    job.weights = make_span(m.weights, 2);
+    job.in_positions = make_span(m.positions);
+    job.in_normals = make_span(m.normals);
+    job.out_positions = make_span(p);
+    job.out_normals = make_span(n);
+    job.model = rig.model;
+    job.bones = rig.bones;
+    REQUIRE(job.validate());
+    REQUIRE(job.run());
+    std::vector<glm::mat4> palette(max_fused_bones);
+    palette_job pj;
+    pj.model = rig.model;
+    pj.bones = rig.bones;
+    pj.output = palette;
+    REQUIRE(pj.run());
+    skinning_job<std::uint8_t> separate = job;
+    separate.model = {};
+    separate.bones = {};
+    separate.palette = palette;
+    separate.out_positions = make_span(p2);
+    separate.out_normals = make_span(n2);
+    REQUIRE(separate.run());
+    CHECK(std::memcmp(p.data(), p2.data(), p.size() * sizeof(glm::vec3)) == 0);
+    CHECK(std::memcmp(n.data(), n2.data(), n.size() * sizeof(glm::vec3)) == 0);
+
+    // Each error from validate() and run() alike, naming the part; no output written.
+    const auto rejected = [&](const skinning_job<std::uint8_t>& bad, errc code, const std::string& words,
+                              bool run_too = true) {
+        std::fill(p.begin(), p.end(), glm::vec3(garbage()));
+        const status v = bad.validate();
+        REQUIRE_FALSE(v);
+        CHECK(v.error().code == code);
+        INFO(v.error().message);
+        CHECK(v.error().message.find(words) != std::string::npos);
+        const status r = bad.run();
+        CHECK(bool(r) == !run_too);
+        if (run_too) {
+            CHECK(r.error().message == v.error().message);
+            for (const glm::vec3& x : p) CHECK(kbtest::bit_equal(x.x, garbage()));
+        }
+        CHECK(bool(skin_parallel(bad, 2)) == !run_too);
+        return v.error();
+    };
+    skinning_job<std::uint8_t> bad = job;
+    bad.palette = palette;
+    rejected(bad, errc::invalid_argument, "a palette and bones both given");
+    std::vector<skin_bone> more = rig.bones;
+    more.push_back(more[0]);
+    bad = job;
+    bad.bones = more;
+    rejected(bad, errc::size_mismatch, "257 bones");
+    bad = job;
+    more = rig.bones;
+    more[40].joint = 300;
+    bad.bones = more;
+    CHECK(rejected(bad, errc::out_of_range, "bone 40 'bone 40': joint 300 is outside the pose (300 joints)").index == 40);
+    bad = job;
+    bad.model = span<const glm::mat4>(nullptr, 300);
+    rejected(bad, errc::invalid_argument, "null data");
+    bad = job; // a pose but no bones: there is no palette
+    bad.bones = {};
+    rejected(bad, errc::invalid_argument, "the palette is empty");
+    // What validate() alone finds: a model matrix that makes a palette matrix non-finite, and a
+    // vertex's joint past the bones (run() clamps it to the last bone).
+    std::vector<glm::mat4> model = rig.model;
+    model[rig.bones[9].joint][3][1] = std::numeric_limits<float>::quiet_NaN();
+    bad = job;
+    bad.model = model;
+    std::size_t first_bone = 0; // the first bone on that joint
+    while (rig.bones[first_bone].joint != rig.bones[9].joint) ++first_bone;
+    CHECK(rejected(bad, errc::non_finite, "palette matrix " + std::to_string(first_bone) + " is not finite", false)
+              .index == first_bone);
+    more = rig.bones;
+    more.resize(100);
+    bad = job;
+    bad.bones = more;
+    rejected(bad, errc::out_of_range, "is outside the palette (100 matrices)", false);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Preparing influences
 // ---------------------------------------------------------------------------------------------
 

@@ -91,6 +91,10 @@ struct palette_job {
 /// The most influences (joint, weight pairs) per vertex a skinning job accepts.
 inline constexpr std::size_t max_influences = 8;
 
+/// The most bones a skinning job computes its palette for (skinning_job::bones: the palette fused
+/// into the job). Every joint an 8-bit index can name; larger rigs run palette_job.
+inline constexpr std::size_t max_fused_bones = 256;
+
 /// How normals are transformed.
 enum class normal_transform : unsigned char {
     /// By the upper 3x3 of the blended palette matrix, like a direction. Correct (up to length)
@@ -284,16 +288,31 @@ status run_entry_dq(const dual_quaternion_skinning_job<Index>& j);
 /// std::vector<glm::mat4> is 16-byte aligned) is copied to an aligned 8 KB stack buffer first
 /// when the range has at least 4 vertices per matrix: misaligned, the blend's palette loads
 /// straddle cache lines.
+///
+/// The palette fused: instead of `palette`, give `model` and `bones` (palette_job's inputs) and
+/// run() computes the palette itself, into a 64-byte aligned buffer on its stack (16 KB), and
+/// skins from there: the palette never reaches memory, and there is no palette_job to run, no
+/// palette to keep and no copy of a misaligned one. Same products as palette_job (the same
+/// kernels), so the same bits as palette_job then skinning_job. Worth it when the range skins many
+/// vertices per bone: every run() computes the whole palette (a mesh split into many small jobs
+/// pays it per job; skin_parallel computes it once). At most max_fused_bones bones.
 template <class JointIndex = std::uint16_t>
 struct skinning_job : skinning_streams<JointIndex> {
     /// The skinning matrices (see palette_job). Any 4x4 matrices.
     span<const glm::mat4> palette;
+    /// Or, with `palette` empty, what to compute it from: palette[b] = model[bones[b].joint] *
+    /// bones[b].offset (palette_job's model and bones; joint indices of the vertices address
+    /// bones).
+    span<const glm::mat4> model;
+    span<const skin_bone> bones;
     normal_transform normals = normal_transform::palette;
 
     /// Everything run() checks, and per vertex: every used joint index < palette.size(), every
     /// weight finite, the weights summing to one within weight_tolerance (stored weights; with
     /// last_weight::implied the implied weight must not fall below -weight_tolerance), every
     /// influence count in [1, k] and the weights past it 0; and every palette matrix finite.
+    /// Fused (model and bones given), first palette_job's checks (bone b's joint within `model`,
+    /// error::index the bone), and the palette it computes must be finite.
     ///
     /// Errors (the message names the vertex and influence, or the stream; error::index is the
     /// vertex, or the palette entry):
@@ -301,16 +320,18 @@ struct skinning_job : skinning_streams<JointIndex> {
     ///   null data, an influence count of 0 or > k, a non-zero weight past a vertex's count, a range
 ///   with begin > end or end > n, strides
     ///   too small (elements or components of an element overlap), misaligned data or strides,
-    ///   an output overlapping another stream (see skinning_streams), an empty palette;
+    ///   an output overlapping another stream (see skinning_streams), an empty palette, both a
+    ///   palette and bones given;
     /// - errc::size_mismatch: a stream whose size is not n, normals or tangents given on one side
-    ///   only, weights given for k == 1 implied;
+    ///   only, weights given for k == 1 implied, more than max_fused_bones bones;
     /// - errc::out_of_range: a joint index >= palette.size();
     /// - errc::non_finite: a NaN or infinite weight or palette matrix;
     /// - errc::not_normalized: weights whose sum is not one (normalize_weights fixes them).
     KEYBLEND_JOB_ABI status validate() const { return impl::skin::validate_linear(*this); }
 
     /// Skins the vertices of `range`. Returns the O(1) errors of validate (and writes nothing) on
-    /// malformed streams; otherwise skins and succeeds. Config: any_skinning (any job), or a
+    /// malformed streams, and fused, palette_job's errors (O(bones)); otherwise skins and
+    /// succeeds. Config: any_skinning (any job), or a
     /// fixed_skinning the job agrees with (errc::invalid_argument otherwise), which compiles far
     /// fewer kernels (compiled once, keyblend::kernels: the same kernels as any_skinning).
     template <class Config = any_skinning>
@@ -378,7 +399,8 @@ inline dual_quaternion make_dual_quaternion(const glm::quat& rotation, const glm
 /// `executor(task_count, task)` must call `task(i)` once for every i in [0, task_count), on any
 /// threads, and return when all have returned (a job system's parallel-for). Checks the job
 /// (run()'s O(1) checks) once, before any task runs: on error nothing runs and the error is
-/// returned. task_count 0 is taken as 1.
+/// returned. task_count 0 is taken as 1. A fused job's palette (skinning_job::bones) is computed
+/// once, before the tasks, into a buffer on the calling thread's stack that they share.
 /// Config: as skinning_job::run (`skin_parallel<fixed_skinning<4>>(job, n, executor)`).
 inline namespace KEYBLEND_BUILD_NS {
 template <class Config = any_skinning, class Job, class Executor>

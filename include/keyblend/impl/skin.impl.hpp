@@ -72,14 +72,27 @@ KEYBLEND_ISA_NS {
 namespace skin {
 
 template <class Index>
-status validate_linear(const skinning_job<Index>& j) {
+status validate_linear_on(const skinning_job<Index>& j, const glm::mat4* palette, std::size_t palette_size) {
     checked c;
-    if (status st = check_streams(j, j.palette.data(), j.palette.size(), sizeof(glm::mat4), c); !st) return st;
-    for (std::size_t b = 0; b < j.palette.size(); ++b)
-        if (!is_finite(j.palette[b]))
+    if (status st = check_streams(j, palette, palette_size, sizeof(glm::mat4), c); !st) return st;
+    for (std::size_t b = 0; b < palette_size; ++b)
+        if (!is_finite(palette[b]))
             return make_error(errc::non_finite, "palette matrix " + std::to_string(b) + " is not finite", b);
-    const lbs_args a = make_args(j, reinterpret_cast<const float*>(j.palette.data()), j.palette.size(), false, c);
-    return check_influences<Index>(a, c.begin, c.end, j.palette.size(), j.weight_tolerance);
+    const lbs_args a = make_args(j, reinterpret_cast<const float*>(palette), palette_size, false, c);
+    return check_influences<Index>(a, c.begin, c.end, palette_size, j.weight_tolerance);
+}
+
+template <class Index>
+status validate_linear(const skinning_job<Index>& j) {
+    if (!fused(j)) return validate_linear_on(j, j.palette.data(), j.palette.size());
+    // The palette run() would compute (the products of this file's kernels: finite here is finite
+    // there, the products differing at most in rounding).
+    alignas(64) float buffer[max_fused_bones * 16]; // (floats: no glm::mat4 constructors run)
+    glm::mat4* palette = reinterpret_cast<glm::mat4*>(buffer);
+    palette_job p;
+    if (status st = check_fused(j, palette, p); !st) return st;
+    fill_palette(p);
+    return validate_linear_on(j, palette, j.bones.size());
 }
 
 template <class Index>
@@ -136,6 +149,7 @@ struct job_traits;
 
 template <class Index>
 struct job_traits<skinning_job<Index>> {
+    static constexpr bool fuses = true; // the palette may be computed by the job
     static status check(const skinning_job<Index>& j, skin::checked& c) {
         return skin::check_streams(j, j.palette.data(), j.palette.size(), sizeof(glm::mat4), c);
     }
@@ -155,6 +169,7 @@ struct job_traits<skinning_job<Index>> {
 
 template <class Index>
 struct job_traits<dual_quaternion_skinning_job<Index>> {
+    static constexpr bool fuses = false;
     static status check(const dual_quaternion_skinning_job<Index>& j, skin::checked& c) {
         return skin::check_streams(j, j.palette.data(), j.palette.size(), sizeof(dq_bone), c);
     }
@@ -171,6 +186,22 @@ struct job_traits<dual_quaternion_skinning_job<Index>> {
         return j.run();
     }
 };
+
+/// skin_parallel of a fused skinning job: the palette computed once, by palette_job::run() (the
+/// kernels a fused run() computes it with), into an aligned buffer the tasks then share.
+template <class Config, class Index, class Executor>
+status skin_parallel_fused(const skinning_job<Index>& job, std::size_t task_count, Executor&& executor) {
+    alignas(64) float buffer[max_fused_bones * 16]; // (floats: no glm::mat4 constructors run)
+    glm::mat4* palette = reinterpret_cast<glm::mat4*>(buffer);
+    palette_job p;
+    if (status st = skin::check_fused(job, palette, p); !st) return st;
+    if (status st = p.run(); !st) return st;
+    skinning_job<Index> base = job;
+    base.palette = span<const glm::mat4>(palette, job.bones.size());
+    base.model = {};
+    base.bones = {};
+    return keyblend::skin_parallel<Config>(base, task_count, std::forward<Executor>(executor));
+}
 
 } // namespace KEYBLEND_BUILD_NS
 } // namespace skin_entry
@@ -214,6 +245,9 @@ inline namespace KEYBLEND_BUILD_NS {
 
 template <class Config, class Job, class Executor>
 status skin_parallel(const Job& job, std::size_t task_count, Executor&& executor) {
+    if constexpr (impl::skin_entry::job_traits<Job>::fuses)
+        if (impl::skin::fused(job))
+            return impl::skin_entry::skin_parallel_fused<Config>(job, task_count, std::forward<Executor>(executor));
     impl::skin::checked c;
     if (status st = impl::skin_entry::job_traits<Job>::check(job, c); !st) return st;
     if (task_count == 0) task_count = 1;

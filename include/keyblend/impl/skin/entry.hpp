@@ -20,18 +20,37 @@ namespace impl {
 KEYBLEND_ISA_NS {
 namespace skin {
 
+/// skinning_job::run<Config>() with this palette (the job's, or computed by run_fused).
+template <class Config, class Index>
+status run_linear_on(const skinning_job<Index>& j, const glm::mat4* palette, std::size_t palette_size) {
+    using traits = config_traits<Config>;
+    checked c;
+    if (status st = check_streams(j, palette, palette_size, sizeof(glm::mat4), c); !st) return st;
+    if (status st = check_config<Config>(j); !st) return st;
+    if (c.begin == c.end) return {};
+    const lbs_args a = make_args(j, reinterpret_cast<const float*>(palette), palette_size,
+                                 j.normals == normal_transform::inverse_transpose, c);
+    run_job<widest, Index, traits::k, traits::implied, traits::streams>(a, c.begin, c.end, c.n, palette_size);
+    return {};
+}
+
+/// skinning_job::run<Config>() of a fused job: the palette computed into an aligned stack buffer
+/// (this frame's only when the job is fused), then skinned from there.
+template <class Config, class Index>
+KEYBLEND_NOINLINE status run_fused(const skinning_job<Index>& j) {
+    alignas(64) float buffer[max_fused_bones * 16]; // (floats: no glm::mat4 constructors run)
+    glm::mat4* palette = reinterpret_cast<glm::mat4*>(buffer);
+    palette_job p;
+    if (status st = check_fused(j, palette, p); !st) return st;
+    fill_palette(p);
+    return run_linear_on<Config>(j, palette, j.bones.size());
+}
+
 /// skinning_job::run<Config>().
 template <class Config, class Index>
 status run_linear(const skinning_job<Index>& j) {
-    using traits = config_traits<Config>;
-    checked c;
-    if (status st = check_streams(j, j.palette.data(), j.palette.size(), sizeof(glm::mat4), c); !st) return st;
-    if (status st = check_config<Config>(j); !st) return st;
-    if (c.begin == c.end) return {};
-    const lbs_args a = make_args(j, reinterpret_cast<const float*>(j.palette.data()), j.palette.size(),
-                                 j.normals == normal_transform::inverse_transpose, c);
-    run_job<widest, Index, traits::k, traits::implied, traits::streams>(a, c.begin, c.end, c.n, j.palette.size());
-    return {};
+    if (fused(j)) return run_fused<Config>(j);
+    return run_linear_on<Config>(j, j.palette.data(), j.palette.size());
 }
 
 /// dual_quaternion_skinning_job::run().

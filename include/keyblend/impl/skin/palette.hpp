@@ -59,6 +59,30 @@ inline status check_palette(const palette_job& job) {
     return fault == palette_fault::none ? status{} : palette_error(job, fault);
 }
 
+/// A skinning job that gives its palette's inputs (model and bones) instead of the palette.
+template <class Index>
+bool fused(const skinning_job<Index>& j) {
+    return j.model.size() != 0 || j.bones.size() != 0;
+}
+
+/// A fused skinning job's palette checks: the form, then palette_job's, which `out` is made for
+/// (its output `buffer`, room for max_fused_bones matrices).
+template <class Index>
+status check_fused(const skinning_job<Index>& j, glm::mat4* buffer, palette_job& out) {
+    if (!j.palette.empty())
+        return make_error(errc::invalid_argument, "a palette and bones both given: give the palette, or the "
+                                                  "model matrices and bones to compute it from");
+    if (j.bones.size() > max_fused_bones)
+        return make_error(errc::size_mismatch, std::to_string(j.bones.size()) +
+                                                   " bones: a skinning job computes a palette of at most " +
+                                                   std::to_string(max_fused_bones) +
+                                                   " (max_fused_bones); run palette_job for more");
+    out.model = j.model;
+    out.bones = j.bones;
+    out.output = span<glm::mat4>(buffer, j.bones.size());
+    return check_palette(out);
+}
+
 /// out = a * b for 4x4 matrices (any, not only affine): column c of the product is a's columns
 /// weighted by column c of b, summed left to right as glm's operator* does. With 4-float lanes
 /// (SSE2, NEON) each column is four broadcasts, four multiplies and three adds on a's columns
@@ -113,8 +137,10 @@ inline void multiply_mat4(const glm::mat4& a, const glm::mat4& b, glm::mat4& out
 
 /// The palette products, the job's checks made.
 /// The spans are read once: the products' stores (through intrinsics, which may alias anything)
-/// would otherwise make the compiler reload them for every bone.
-inline void fill_palette(const palette_job& job) {
+/// would otherwise make the compiler reload them for every bone. One out-of-line copy: palette_job
+/// and a fused skinning job then get the same bits (inlined into each, the compiler could contract
+/// the products' multiplies and adds into fused multiply-adds differently).
+KEYBLEND_NOINLINE inline void fill_palette(const palette_job& job) {
     const glm::mat4* model = job.model.data();
     const skin_bone* bones = job.bones.data();
     glm::mat4* out = job.output.data();

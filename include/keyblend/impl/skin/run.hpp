@@ -478,35 +478,46 @@ void run_lbs(const lbs_args& args, std::size_t begin, std::size_t end, std::size
 /// aligned stack buffer.
 inline constexpr std::size_t palette_copy_limit = 128;
 
-/// Runs a checked job's range with lane type V (see run_lbs for K, Implied, Streams). A palette
-/// of at most palette_copy_limit matrices not aligned to V's register (32 bytes for AVX2, 64 for
-/// AVX-512; a std::vector<glm::mat4> is only 16-byte aligned) is copied to an aligned stack buffer
-/// first, when the range has at least 4 vertices per matrix: misaligned, one in two of AVX2's
-/// 32-byte palette loads straddles a cache line, and every AVX-512 64-byte one (see the tuning
-/// table). Non-temporal stores are
-/// fenced before returning (visible to other threads).
+/// Runs a checked job's range with lane type V (see run_lbs for K, Implied, Streams), the palette
+/// as it is. Non-temporal stores are fenced before returning (visible to other threads).
 template <class V, class Index, int K = 0, int Implied = -1, int Streams = -1>
-void run_job(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n, std::size_t palette_size) {
-    constexpr std::size_t alignment = V::width * sizeof(float);
-    alignas(64) float copy[palette_copy_limit * 16];
+void run_range(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n) {
 #if defined(KEYBLEND_SKIN_TEST_HOOK)
     // Tests only (tests/skin_isa_mix.cmake): reports which kernel set and lane width ran.
     KEYBLEND_SKIN_TEST_HOOK(isa, V::width);
 #endif
-    // (Worth it from a few vertices per matrix: a split mesh's small jobs skip it, and the copy
-    // of the arguments.)
-    if (reinterpret_cast<std::uintptr_t>(args.palette) % alignment != 0 && palette_size <= palette_copy_limit &&
-        end - begin >= 4 * palette_size) {
-        std::memcpy(copy, args.palette, palette_size * 16 * sizeof(float));
-        lbs_args a = args;
-        a.palette = copy;
-        run_lbs<V, Index, K, Implied, Streams>(a, begin, end, n);
-    } else {
-        run_lbs<V, Index, K, Implied, Streams>(args, begin, end, n);
-    }
+    run_lbs<V, Index, K, Implied, Streams>(args, begin, end, n);
 #if KEYBLEND_SIMD_SSE2
     if (args.out_pos.streaming || args.out_nrm.streaming) _mm_sfence();
 #endif
+}
+
+/// run_range from an aligned stack copy of the palette (its own frame: the buffer is on the stack
+/// only when it is used).
+template <class V, class Index, int K, int Implied, int Streams>
+KEYBLEND_NOINLINE void run_copied(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n,
+                                  std::size_t palette_size) {
+    alignas(64) float copy[palette_copy_limit * 16];
+    std::memcpy(copy, args.palette, palette_size * 16 * sizeof(float));
+    lbs_args a = args;
+    a.palette = copy;
+    run_range<V, Index, K, Implied, Streams>(a, begin, end, n);
+}
+
+/// run_range, first copying a palette of at most palette_copy_limit matrices that is not aligned to
+/// V's register (32 bytes for AVX2, 64 for AVX-512; a std::vector<glm::mat4> is only 16-byte
+/// aligned) to an aligned stack buffer, when the range has at least 4 vertices per matrix:
+/// misaligned, one in two of AVX2's 32-byte palette loads straddles a cache line, and every
+/// AVX-512 64-byte one (see the tuning table). (Worth it from a few vertices per matrix: a split
+/// mesh's small jobs skip it, and the copy of the arguments.)
+template <class V, class Index, int K = 0, int Implied = -1, int Streams = -1>
+void run_job(const lbs_args& args, std::size_t begin, std::size_t end, std::size_t n, std::size_t palette_size) {
+    constexpr std::size_t alignment = V::width * sizeof(float);
+    if (reinterpret_cast<std::uintptr_t>(args.palette) % alignment != 0 && palette_size <= palette_copy_limit &&
+        end - begin >= 4 * palette_size)
+        run_copied<V, Index, K, Implied, Streams>(args, begin, end, n, palette_size);
+    else
+        run_range<V, Index, K, Implied, Streams>(args, begin, end, n);
 }
 
 /// Where run_job<V> starts its first SIMD group in [begin, ...): skin_parallel splits there.
