@@ -1,14 +1,16 @@
 // A crowd: N characters of one model, each at its own time, each frame sampling 3 playing sets,
-// blending them (3 weighted layers), local-to-model, building its skinning palette and skinning
-// its mesh (positions + normals). Testwuson.X from the test data (KEYBLEND_DATA_DIR/assimp: 39
-// joints, 3205 vertices, 4 influences per vertex, sets Run and Walk); a generated character of the
-// same sizes, named "generated", when the file is absent.
+// blending them (3 weighted layers), local-to-model, and skinning its mesh (positions + normals)
+// with its palette computed by the skinning job (skinning_job::bones: the crowd keeps no palette).
+// Testwuson.X from the test data (KEYBLEND_DATA_DIR/assimp: 39 joints, 3205 vertices, 4 influences
+// per vertex, sets Run and Walk); a generated character of the same sizes, named "generated", when
+// the file is absent.
 //
 //   crowd/<model>/frame/<N>/1_thread     N characters' frame, one thread
 //   crowd/<model>/frame/<N>/2_threads    the same split over 2 threads (the characters in two
 //                                        halves, a persistent worker: a job system's parallel-for)
 //   crowd/<model>/stage/<stage>          one stage of the frame for 64 characters, one thread:
-//                                        sample (3 sets), blend, local_to_model, palette, skin
+//                                        sample (3 sets), blend, local_to_model, palette, skin,
+//                                        and palette_skin (the palette fused into the skinning job)
 //
 // Rates are characters/s. The 2-thread frames are compared with the 1-thread ones (the ratio is
 // the speed-up of the second core), and after the table the program prints how many characters
@@ -27,7 +29,7 @@ void register_all() {
         benchmark::RegisterBenchmark((prefix + "frame/" + std::to_string(n) + "/2_threads").c_str(), bm_frame, n, 2)
             ->UseRealTime();
     }
-    for (int s = 0; s < 5; ++s)
+    for (int s = 0; s <= int(stage_count); ++s)
         benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s]).c_str(), bm_stage, s, rotations::as_loaded);
 }
 

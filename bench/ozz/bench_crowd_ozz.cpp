@@ -3,13 +3,16 @@
 // runtime skeleton and animations (every key kept; ozz quantizes them), the same characters (times,
 // weights), each frame: 3 SamplingJobs, a 3-layer BlendingJob, LocalToModelJob, the palette
 // (model * offset per bone) and a SkinningJob of the mesh's positions and normals (ozz's weight
-// layout: k - 1 weights, the last implied). keyblend plays the sets as the loader gives them
+// layout: k - 1 weights, the last implied); keyblend's frame computes the palette in its skinning
+// job (skinning_job::bones), ozz has no such job. keyblend plays the sets as the loader gives them
 // (slerp); ozz interpolates rotations by nlerp. stage/sample_nlerp is the like-for-like sampling:
 // keyblend's copies of the clips with nlerp rotation tracks.
 //
 //   crowd/<model>/frame/<N>/{1_thread,2_threads}[/ozz]   keyblend, and ozz after it
 //   crowd/<model>/stage/<stage>[/ozz]                    one stage for 64 characters, one thread
 //   crowd/<model>/stage/sample_nlerp[/ozz]               sampling, both by nlerp
+//   crowd/<model>/stage/palette_skin[/ozz]               keyblend's palette fused into its skinning
+//                                                        job; ozz's palette then its SkinningJob
 //
 // Each ozz case is printed beside the keyblend case of the same name: the ratio is keyblend / ozz.
 // Built only when KEYBLEND_OZZ_SOURCE_DIR names ozz's sources (bench/ozz/CMakeLists.txt).
@@ -224,7 +227,8 @@ void bm_ozz_stage(benchmark::State& state, int stage) {
             case 1: ok &= ozz_blend(*c); break;
             case 2: ok &= ozz_hierarchy(*c); break;
             case 3: ok &= ozz_palette(*c); break;
-            default: ok &= ozz_skin(*c); break;
+            case 4: ok &= ozz_skin(*c); break;
+            default: ok &= ozz_palette(*c) & ozz_skin(*c); break;
             }
         }
         benchmark::ClobberMemory();
@@ -243,7 +247,7 @@ void register_all() {
             benchmark::RegisterBenchmark((name + "/ozz").c_str(), bm_ozz_frame, n, threads)->UseRealTime();
         }
     }
-    for (int s = 0; s < 5; ++s) {
+    for (int s = 0; s <= int(stage_count); ++s) {
         benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s]).c_str(), bm_stage, s, rotations::as_loaded);
         benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s] + "/ozz").c_str(), bm_ozz_stage, s);
     }
