@@ -1,4 +1,5 @@
 #include <keyblend/pose.hpp>
+#include <keyblend/skin.hpp>
 
 #include "helpers.hpp"
 #include "job_helpers.hpp"
@@ -31,6 +32,20 @@ std::vector<glm::mat4> reference_model(const skeleton& s, const local_pose& p, c
         m[j] = (q < 0 ? root : m[std::size_t(q)]) * to_matrix(p.get(j));
     }
     return m;
+}
+
+/// A job over `s` below `root` from `from`, its input the pose `p`, or `local` when p is null.
+local_to_model_job job_over(const skeleton& s, const local_pose* p, span<const glm::mat4> local, const glm::mat4& root,
+                            std::size_t from) {
+    local_to_model_job job;
+    job.skeleton = &s;
+    if (p)
+        job.input = p;
+    else
+        job.input_matrices = local;
+    job.root = root;
+    job.from = from;
+    return job;
 }
 
 float relative_error(const glm::mat4& a, const glm::mat4& b) {
@@ -392,11 +407,7 @@ TEST_CASE("local_to_model's two runs: each window splits where no joint of one r
         for (std::size_t joint = 0; joint < s.size(); joint += 1 + s.size() / 5) {
             std::vector<glm::mat4> model = fast;
             for (std::size_t j = joint; j < s.subtree_end(joint); ++j) model[j] = glm::mat4(0.0f);
-            local_to_model_job job;
-            job.skeleton = &s;
-            job.input = &pose;
-            job.root = root;
-            job.from = joint;
+            local_to_model_job job = job_over(s, &pose, {}, root, joint);
             job.output = model;
             REQUIRE(job.run());
             for (std::size_t j = 0; j < s.size(); ++j) CHECK(same_product(model[j], fast[j]));
@@ -443,14 +454,7 @@ TEST_CASE("local_to_model_job `from`: a sub-tree alone, below its parent's model
         for (bool matrices : {false, true}) {
             std::vector<glm::mat4> model = matrices ? full_local : full;
             for (std::size_t j = joint; j < s.subtree_end(joint); ++j) model[j] = sentinel;
-            local_to_model_job job;
-            job.skeleton = &s;
-            if (matrices)
-                job.input_matrices = local;
-            else
-                job.input = &p;
-            job.root = root;
-            job.from = joint;
+            local_to_model_job job = job_over(s, matrices ? nullptr : &p, local, root, joint);
             job.output = model;
             REQUIRE(job.validate());
             REQUIRE(job.run());
@@ -480,6 +484,100 @@ TEST_CASE("local_to_model_job `from`: a sub-tree alone, below its parent's model
             CHECK(relative_error(only[j], above * to_matrix(p.get(j))) < 2e-5f);
         }
     }
+}
+
+TEST_CASE("local_to_model_job with bones: the palette too, with palette_job's bits") {
+    const skeleton s = random_skeleton(67, 21);
+    const local_pose p = random_pose(67, 22);
+    std::vector<glm::mat4> local(67);
+    REQUIRE(to_local_matrices(p, local));
+    kbtest::rng rng(23);
+    std::vector<skin_bone> bones;
+    for (std::size_t b = 0; b < 30; ++b) {
+        const local_pose offset_pose = random_pose(1, std::uint32_t(100 + b));
+        bones.push_back({"bone " + std::to_string(b), std::size_t(rng.integer(0, 66)),
+                         glm::inverse(to_matrix(offset_pose.get(0)))});
+    }
+    const glm::mat4 root = glm::translate(glm::mat4(1), glm::vec3(1, -2, 0.5f));
+    const glm::mat4 sentinel(12345.0f);
+    for (bool matrices : {false, true})
+        for (std::size_t from : {local_to_model_job::all_joints, std::size_t(13)}) {
+            CAPTURE(matrices);
+            CAPTURE(from);
+            local_to_model_job job = job_over(s, matrices ? nullptr : &p, local, root, from);
+            // Without bones, then palette_job: what the job with bones must give, bit for bit.
+            std::vector<glm::mat4> model(67), want(32, sentinel);
+            if (from != local_to_model_job::all_joints) { // the rest of the pose is current
+                local_to_model_job whole = job;
+                whole.from = local_to_model_job::all_joints;
+                whole.output = model;
+                REQUIRE(whole.run());
+            }
+            std::vector<glm::mat4> with_bones = model;
+            job.output = model;
+            REQUIRE(job.run());
+            palette_job separate;
+            separate.model = model;
+            separate.bones = bones;
+            separate.output = want;
+            REQUIRE(separate.run());
+
+            std::vector<glm::mat4> palette(32, sentinel);
+            job.output = with_bones;
+            job.bones = bones;
+            job.palette = palette;
+            REQUIRE(job.validate());
+            REQUIRE(job.run());
+            for (std::size_t j = 0; j < 67; ++j) CHECK(bit_equal(with_bones[j], model[j]));
+            for (std::size_t b = 0; b < 32; ++b) CHECK(bit_equal(palette[b], want[b])); // 30, 31 untouched
+            CHECK(relative_error(palette[7], model[bones[7].joint] * bones[7].offset) < 2e-6f);
+        }
+}
+
+TEST_CASE("local_to_model_job with bones: palette_job's errors, naming the bone, and nothing written") {
+    const skeleton s = random_skeleton(6, 25);
+    const local_pose p = random_pose(6, 26);
+    const glm::mat4 sentinel(12345.0f);
+    std::vector<glm::mat4> model(6, sentinel), palette(3, sentinel);
+    std::vector<skin_bone> bones{{"hip", 0, glm::mat4(1)}, {"knee", 4, glm::mat4(2)}, {"toe", 5, glm::mat4(1)}};
+    local_to_model_job job = job_over(s, &p, {}, glm::mat4(1.0f), local_to_model_job::all_joints);
+    job.output = model;
+    job.bones = bones;
+    job.palette = palette;
+    REQUIRE(job.validate());
+    const auto rejected = [&](const local_to_model_job& bad, errc code, const std::string& words) {
+        std::fill(model.begin(), model.end(), sentinel);
+        std::fill(palette.begin(), palette.end(), sentinel);
+        for (const status& st : {bad.validate(), bad.run()}) {
+            REQUIRE_FALSE(st);
+            CHECK(st.error().code == code);
+            CHECK(st.error().message.find(words) != std::string::npos);
+        }
+        for (const glm::mat4& m : model) CHECK(bit_equal(m, sentinel));
+        for (const glm::mat4& m : palette) CHECK(bit_equal(m, sentinel));
+        return bad.validate().error();
+    };
+    local_to_model_job bad = job;
+    bad.palette = span<glm::mat4>(palette.data(), 2);
+    rejected(bad, errc::size_mismatch, "local_to_model_job: 3 bones but room for 2 palette matrices");
+    bad.palette = span<glm::mat4>(nullptr, 3);
+    rejected(bad, errc::invalid_argument, "null data");
+    bones[1].joint = 6;
+    bad = job;
+    CHECK(rejected(bad, errc::out_of_range, "bone 1 'knee': joint 6 is outside the pose (6 joints)").index == 1);
+    // The job's own errors come first.
+    bad.output = span<glm::mat4>(model.data(), 5);
+    rejected(bad, errc::size_mismatch, "room for 5 model matrices");
+    // Bones without a palette: no room; a palette without bones: nothing to compute.
+    bones[1].joint = 4;
+    bad = job;
+    bad.palette = {};
+    rejected(bad, errc::size_mismatch, "3 bones but room for 0");
+    bad = job;
+    bad.bones = {};
+    std::fill(palette.begin(), palette.end(), sentinel);
+    REQUIRE(bad.run());
+    for (const glm::mat4& m : palette) CHECK(bit_equal(m, sentinel));
 }
 
 TEST_CASE("local_to_model_job and to_local_matrices write into caller memory: a plain array") {

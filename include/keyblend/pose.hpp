@@ -144,6 +144,9 @@ inline void to_local_pose(span<const glm::mat4> local, local_pose& pose);
 ///   `input_matrices` given; errc::size_mismatch when the input does not have skeleton->size()
 ///   joints or `output` has fewer than skeleton->size() matrices; errc::out_of_range when `from` is
 ///   neither all_joints nor a joint index.
+/// - run, with `bones`: palette_job's errors (errc::invalid_argument for a null span,
+///   errc::size_mismatch when `palette` has fewer matrices than `bones`, errc::out_of_range for a
+///   bone whose joint is not below skeleton->size(), naming the bone; error::index the bone).
 /// - validate, also: errc::non_finite for a NaN or infinite value in the input, naming the joint.
 ///
 /// Results: SIMD over the lane types the build targets, equal to the scalar path
@@ -168,6 +171,15 @@ struct local_to_model_job {
     std::size_t from = all_joints;
     /// skeleton->size() model matrices or more (a std::vector, a mapped constant buffer).
     span<glm::mat4> output;
+    /// Optional: a mesh's bones, and then the skinning palette is computed too, after the model
+    /// matrices and while they are in cache: palette[b] = output[bones[b].joint] * bones[b].offset
+    /// (palette_job's products with the same kernels, so the same bits as palette_job after this
+    /// job). For a caller that needs both, the model matrices (attachments, IK) and the palette (a
+    /// GPU skinning constant buffer). With `from`, every bone's matrix is computed: the model
+    /// matrices outside the sub-tree must be current. Matrices of `palette` past bones.size() are
+    /// not touched.
+    span<const skin_bone> bones;
+    span<glm::mat4> palette;
 
     status validate() const;
     KEYBLEND_JOB_ABI status run() const;

@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "palette_checks.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -214,10 +216,16 @@ KEYBLEND_COLD inline status local_to_model_job_error(const local_to_model_job& j
     return {};
 }
 
-/// local_to_model_job's O(1) checks (run's): the conditions inline, the report only when one fails.
+/// local_to_model_job's checks (run's): the conditions inline, the report only when one fails. O(1),
+/// and with bones, the palette's over them.
 inline status check_job(const local_to_model_job& job) {
     const local_to_model_fault fault = first_fault(job);
-    return fault == local_to_model_fault::none ? status{} : local_to_model_job_error(job, fault);
+    if (fault != local_to_model_fault::none) return local_to_model_job_error(job, fault);
+    const std::size_t n = job.skeleton->size();
+    const palette_fault bones = first_palette_fault(job.output.data(), n, job.bones, job.palette);
+    return bones == palette_fault::none
+               ? status{}
+               : palette_error("local_to_model_job", n, job.bones, job.palette.size(), bones);
 }
 } // namespace impl
 

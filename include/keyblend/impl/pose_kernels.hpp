@@ -12,6 +12,7 @@
 #define KEYBLEND_PASS_GUARD_POSE_KERNELS_HPP
 #endif
 
+#include "palette_kernels.hpp"
 #include "simd/lanes.hpp"
 
 #include <algorithm>
@@ -326,17 +327,20 @@ inline status run_job(const local_to_model_job& job) {
     const skeleton& s = *job.skeleton;
     const std::size_t begin = job.from == local_to_model_job::all_joints ? 0 : job.from;
     const std::size_t end = job.from == local_to_model_job::all_joints ? s.size() : s.subtree_end(job.from);
-    if (begin >= end) return {};
-    glm::mat4 parent = job.root;
-    const glm::mat4* first_parent = nullptr;
-    if (job.from != local_to_model_job::all_joints && s.parent(job.from) >= 0) {
-        parent = job.output[static_cast<std::size_t>(s.parent(job.from))];
-        first_parent = &parent;
+    if (begin < end) {
+        glm::mat4 parent = job.root;
+        const glm::mat4* first_parent = nullptr;
+        if (job.from != local_to_model_job::all_joints && s.parent(job.from) >= 0) {
+            parent = job.output[static_cast<std::size_t>(s.parent(job.from))];
+            first_parent = &parent;
+        }
+        if (job.input)
+            local_to_model_range<lanes::native>(s, *job.input, begin, end, first_parent, job.root, job.output.data());
+        else
+            local_to_model_matrices(s, job.input_matrices.data(), begin, end, first_parent, job.root,
+                                    job.output.data());
     }
-    if (job.input)
-        local_to_model_range<lanes::native>(s, *job.input, begin, end, first_parent, job.root, job.output.data());
-    else
-        local_to_model_matrices(s, job.input_matrices.data(), begin, end, first_parent, job.root, job.output.data());
+    if (!job.bones.empty()) palette_products(job.output.data(), job.bones.data(), job.bones.size(), job.palette.data());
     return {};
 }
 
