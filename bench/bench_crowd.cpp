@@ -10,7 +10,9 @@
 //                                        halves, a persistent worker: a job system's parallel-for)
 //   crowd/<model>/stage/<stage>          one stage of the frame for 64 characters, one thread:
 //                                        sample (3 sets), blend, local_to_model, palette, skin,
-//                                        and palette_skin (the palette fused into the skinning job)
+//                                        and two stages in one job: palette_skin (the palette
+//                                        computed by the skinning job), local_to_model_palette
+//                                        (by the local-to-model job)
 //
 // Rates are characters/s. The 2-thread frames are compared with the 1-thread ones (the ratio is
 // the speed-up of the second core), and after the table the program prints how many characters
@@ -29,7 +31,7 @@ void register_all() {
         benchmark::RegisterBenchmark((prefix + "frame/" + std::to_string(n) + "/2_threads").c_str(), bm_frame, n, 2)
             ->UseRealTime();
     }
-    for (int s = 0; s <= int(stage_count); ++s)
+    for (int s = 0; s < int(stage_count + fused_stage_count); ++s)
         benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s]).c_str(), bm_stage, s, rotations::as_loaded);
 }
 

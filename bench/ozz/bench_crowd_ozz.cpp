@@ -13,6 +13,9 @@
 //   crowd/<model>/stage/sample_nlerp[/ozz]               sampling, both by nlerp
 //   crowd/<model>/stage/palette_skin[/ozz]               keyblend's palette fused into its skinning
 //                                                        job; ozz's palette then its SkinningJob
+//   crowd/<model>/stage/local_to_model_palette[/ozz]     keyblend's local-to-model job computing the
+//                                                        palette too; ozz's LocalToModelJob then
+//                                                        its palette
 //
 // Each ozz case is printed beside the keyblend case of the same name: the ratio is keyblend / ozz.
 // Built only when KEYBLEND_OZZ_SOURCE_DIR names ozz's sources (bench/ozz/CMakeLists.txt).
@@ -228,7 +231,8 @@ void bm_ozz_stage(benchmark::State& state, int stage) {
             case 2: ok &= ozz_hierarchy(*c); break;
             case 3: ok &= ozz_palette(*c); break;
             case 4: ok &= ozz_skin(*c); break;
-            default: ok &= ozz_palette(*c) & ozz_skin(*c); break;
+            case 5: ok &= ozz_palette(*c) & ozz_skin(*c); break;
+            default: ok &= ozz_hierarchy(*c) & ozz_palette(*c); break;
             }
         }
         benchmark::ClobberMemory();
@@ -247,7 +251,7 @@ void register_all() {
             benchmark::RegisterBenchmark((name + "/ozz").c_str(), bm_ozz_frame, n, threads)->UseRealTime();
         }
     }
-    for (int s = 0; s <= int(stage_count); ++s) {
+    for (int s = 0; s < int(stage_count + fused_stage_count); ++s) {
         benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s]).c_str(), bm_stage, s, rotations::as_loaded);
         benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s] + "/ozz").c_str(), bm_ozz_stage, s);
     }
