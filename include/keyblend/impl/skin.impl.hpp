@@ -87,12 +87,11 @@ status validate_linear(const skinning_job<Index>& j) {
     if (!fused(j)) return validate_linear_on(j, j.palette.data(), j.palette.size());
     // The palette run() would compute (the products of this file's kernels: finite here is finite
     // there, the products differing at most in rounding).
-    alignas(64) float buffer[max_fused_bones * 16]; // (floats: no glm::mat4 constructors run)
-    glm::mat4* palette = reinterpret_cast<glm::mat4*>(buffer);
+    fused_palette palette;
     palette_job p;
     if (status st = check_fused(j, palette, p); !st) return st;
     fill_palette(p);
-    return validate_linear_on(j, palette, j.bones.size());
+    return validate_linear_on(j, palette.data(), j.bones.size());
 }
 
 template <class Index>
@@ -191,13 +190,12 @@ struct job_traits<dual_quaternion_skinning_job<Index>> {
 /// kernels a fused run() computes it with), into an aligned buffer the tasks then share.
 template <class Config, class Index, class Executor>
 status skin_parallel_fused(const skinning_job<Index>& job, std::size_t task_count, Executor&& executor) {
-    alignas(64) float buffer[max_fused_bones * 16]; // (floats: no glm::mat4 constructors run)
-    glm::mat4* palette = reinterpret_cast<glm::mat4*>(buffer);
+    skin::fused_palette palette;
     palette_job p;
     if (status st = skin::check_fused(job, palette, p); !st) return st;
     if (status st = p.run(); !st) return st;
     skinning_job<Index> base = job;
-    base.palette = span<const glm::mat4>(palette, job.bones.size());
+    base.palette = span<const glm::mat4>(palette.data(), job.bones.size());
     base.model = {};
     base.bones = {};
     return keyblend::skin_parallel<Config>(base, task_count, std::forward<Executor>(executor));

@@ -38,12 +38,11 @@ status run_linear_on(const skinning_job<Index>& j, const glm::mat4* palette, std
 /// (this frame's only when the job is fused), then skinned from there.
 template <class Config, class Index>
 KEYBLEND_NOINLINE status run_fused(const skinning_job<Index>& j) {
-    alignas(64) float buffer[max_fused_bones * 16]; // (floats: no glm::mat4 constructors run)
-    glm::mat4* palette = reinterpret_cast<glm::mat4*>(buffer);
+    fused_palette palette;
     palette_job p;
     if (status st = check_fused(j, palette, p); !st) return st;
     fill_palette(p);
-    return run_linear_on<Config>(j, palette, j.bones.size());
+    return run_linear_on<Config>(j, palette.data(), j.bones.size());
 }
 
 /// skinning_job::run<Config>().

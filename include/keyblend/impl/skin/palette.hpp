@@ -34,10 +34,17 @@ bool fused(const skinning_job<Index>& j) {
     return j.model.size() != 0 || j.bones.size() != 0;
 }
 
+/// Room for a fused skinning job's palette on the stack: max_fused_bones matrices, 64-byte aligned.
+/// Floats, so that no glm::mat4 constructor runs (under GLM_FORCE_CTOR_INIT, 16 KB of stores).
+struct fused_palette {
+    alignas(64) float storage[max_fused_bones * 16];
+    glm::mat4* data() { return reinterpret_cast<glm::mat4*>(storage); }
+};
+
 /// A fused skinning job's palette checks: the form, then palette_job's, which `out` is made for
-/// (its output `buffer`, room for max_fused_bones matrices).
+/// (its output `buffer`).
 template <class Index>
-status check_fused(const skinning_job<Index>& j, glm::mat4* buffer, palette_job& out) {
+status check_fused(const skinning_job<Index>& j, fused_palette& buffer, palette_job& out) {
     if (!j.palette.empty())
         return make_error(errc::invalid_argument, "a palette and bones both given: give the palette, or the "
                                                   "model matrices and bones to compute it from");
@@ -48,7 +55,7 @@ status check_fused(const skinning_job<Index>& j, glm::mat4* buffer, palette_job&
                                                    " (max_fused_bones); run palette_job for more");
     out.model = j.model;
     out.bones = j.bones;
-    out.output = span<glm::mat4>(buffer, j.bones.size());
+    out.output = span<glm::mat4>(buffer.data(), j.bones.size());
     return check_palette(out);
 }
 
