@@ -216,10 +216,12 @@ inline std::vector<std::unique_ptr<character>> make_crowd(std::size_t count, rot
         crowd.push_back(std::move(c));
     }
     if (!crowd.empty()) {
-        if (auto st = crowd.front()->skin.validate(); !st) {
-            std::fprintf(stderr, "bench_crowd: the mesh does not validate: %s\n", st.error().message.c_str());
-            std::exit(1);
-        }
+        const character& c = *crowd.front();
+        for (const keyblend::status& st : {c.skin.validate(), c.palette_skin.validate(), c.hierarchy_palette.validate()})
+            if (!st) {
+                std::fprintf(stderr, "bench_crowd: the mesh does not validate: %s\n", st.error().message.c_str());
+                std::exit(1);
+            }
     }
     return crowd;
 }
@@ -423,12 +425,12 @@ public:
             const auto it = rate_.find(prefix + "stage/" + stage_names[s]);
             if (it == rate_.end()) continue;
             sum += 1e6 / it->second;
-            std::printf("  %-15s %7.3f us\n", stage_names[s], 1e6 / it->second);
+            std::printf("  %-22s %7.3f us\n", stage_names[s], 1e6 / it->second);
         }
-        std::printf("  %-15s %7.3f us\n", "sum", sum);
+        std::printf("  %-22s %7.3f us\n", "sum", sum);
         for (std::size_t s = stage_count; s < stage_count + fused_stage_count; ++s)
             if (const auto it = rate_.find(prefix + "stage/" + stage_names[s]); it != rate_.end())
-                std::printf("  %-15s %7.3f us (two stages in one job)\n", stage_names[s], 1e6 / it->second);
+                std::printf("  %-22s %7.3f us (two stages in one job)\n", stage_names[s], 1e6 / it->second);
         std::fflush(stdout);
     }
 
