@@ -578,6 +578,29 @@ TEST_CASE("palette_job: into caller memory (a plain array), every invalid config
     CHECK(run_palette(model, {}, {}));
 }
 
+TEST_CASE("palette_job: a joint outside the pose is found at every position") {
+    // The check keeps several running maxima and a tail: a bad joint in each of them, for every
+    // count up to two rounds and a tail, with the largest good joint everywhere else.
+    const std::size_t joints = 6;
+    const std::vector<glm::mat4> model(joints, glm::mat4(2.0f));
+    std::vector<glm::mat4> out(11);
+    for (std::size_t n = 1; n <= out.size(); ++n) {
+        std::vector<skin_bone> bones(n);
+        for (skin_bone& b : bones) b.joint = joints - 1;
+        CHECK(run_palette(model, bones, out));
+        for (std::size_t bad = 0; bad < n; ++bad) {
+            CAPTURE(n);
+            CAPTURE(bad);
+            bones[bad].joint = joints;
+            const status st = run_palette(model, bones, out);
+            REQUIRE(!st);
+            CHECK(st.error().code == errc::out_of_range);
+            CHECK(st.error().index == bad);
+            bones[bad].joint = joints - 1;
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Linear-blend skinning: every path, every layout
 // ---------------------------------------------------------------------------------------------

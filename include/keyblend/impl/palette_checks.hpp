@@ -10,6 +10,7 @@
 #include "../span.hpp"
 #include "simd/isa.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace keyblend {
@@ -20,16 +21,23 @@ enum class palette_fault : unsigned char { none, null_span, short_output, joint_
 
 /// The checks of a palette of `bones` over `joints` model matrices (at `model`) into `output`,
 /// each once. The pass over the bones has no early exit (it runs every frame and almost never
-/// fails); palette_error finds which bone failed.
+/// fails) and keeps four running maxima of the joints, so that four loads are in flight: the
+/// bones are a joint, a matrix and a name each, one or two cache lines apart, and one running
+/// flag would make each comparison wait for the one before. palette_error finds which bone failed.
 inline palette_fault first_palette_fault(const glm::mat4* model, std::size_t joints, span<const skin_bone> bones,
                                          span<glm::mat4> output) {
     const std::size_t n = bones.size();
     const skin_bone* b = bones.data();
     if ((n && !b) || (joints && !model) || (output.size() && !output.data())) return palette_fault::null_span;
     if (output.size() < n) return palette_fault::short_output;
-    bool inside = true;
-    for (std::size_t i = 0; i < n; ++i) inside &= b[i].joint < joints;
-    return inside ? palette_fault::none : palette_fault::joint_outside;
+    if (n == 0) return palette_fault::none;
+    std::size_t m[4] = {b[0].joint, b[0].joint, b[0].joint, b[0].joint};
+    std::size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (std::size_t k = 0; k < 4; ++k) m[k] = std::max(m[k], b[i + k].joint);
+    for (; i < n; ++i) m[0] = std::max(m[0], b[i].joint);
+    return std::max(std::max(m[0], m[1]), std::max(m[2], m[3])) < joints ? palette_fault::none
+                                                                         : palette_fault::joint_outside;
 }
 
 /// The error of `fault` (not none) for job `what`: the message, and for a joint outside the pose
