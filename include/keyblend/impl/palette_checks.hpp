@@ -60,5 +60,12 @@ KEYBLEND_COLD inline status palette_error(const char* what, std::size_t joints, 
                       b);
 }
 
+/// The palette's checks for job `what`: no error, or palette_error's for the first that fails.
+inline status check_palette_inputs(const char* what, const glm::mat4* model, std::size_t joints,
+                                   span<const skin_bone> bones, span<glm::mat4> output) {
+    const palette_fault fault = first_palette_fault(model, joints, bones, output);
+    return fault == palette_fault::none ? status{} : palette_error(what, joints, bones, output.size(), fault);
+}
+
 } // namespace impl
 } // namespace keyblend

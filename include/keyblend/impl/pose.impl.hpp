@@ -221,11 +221,8 @@ KEYBLEND_COLD inline status local_to_model_job_error(const local_to_model_job& j
 inline status check_job(const local_to_model_job& job) {
     const local_to_model_fault fault = first_fault(job);
     if (fault != local_to_model_fault::none) return local_to_model_job_error(job, fault);
-    const std::size_t n = job.skeleton->size();
-    const palette_fault bones = first_palette_fault(job.output.data(), n, job.bones, job.palette);
-    return bones == palette_fault::none
-               ? status{}
-               : palette_error("local_to_model_job", n, job.bones, job.palette.size(), bones);
+    return check_palette_inputs("local_to_model_job", job.output.data(), job.skeleton->size(), job.bones,
+                                job.palette);
 }
 } // namespace impl
 

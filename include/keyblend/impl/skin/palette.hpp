@@ -22,10 +22,7 @@ namespace skin {
 
 /// palette_job's checks.
 inline status check_palette(const palette_job& job) {
-    const palette_fault fault = first_palette_fault(job.model.data(), job.model.size(), job.bones, job.output);
-    return fault == palette_fault::none
-               ? status{}
-               : palette_error("palette_job", job.model.size(), job.bones, job.output.size(), fault);
+    return check_palette_inputs("palette_job", job.model.data(), job.model.size(), job.bones, job.output);
 }
 
 /// A skinning job that gives its palette's inputs (model and bones) instead of the palette.
