@@ -294,14 +294,14 @@ template <class V>
 void local_to_model_range(const skeleton& s, const local_pose& local, std::size_t begin,
                           std::size_t end, const glm::mat4* first_parent, const glm::mat4& root,
                           glm::mat4* model) {
-    const glm::mat4 root_copy = root;
-    const glm::mat4 first_copy = first_parent ? *first_parent : root;
 #if KEYBLEND_SIMD_F4
     if (V::width > 1) {
-        local_to_model_runs<V>(s, local, begin, end, first_parent ? &first_copy : nullptr, root_copy, model);
+        local_to_model_runs<V>(s, local, begin, end, first_parent, root, model);
         return;
     }
 #endif
+    const glm::mat4 root_copy = root;
+    const glm::mat4 first_copy = first_parent ? *first_parent : root;
     // One lane (f1), or no SIMD lanes compiled: one block at a time, in order.
     const joint_index* parents = s.parents().data();
     alignas(64) float affine[12][pose_lane_block];
@@ -328,7 +328,8 @@ inline status run_job(const local_to_model_job& job) {
     const std::size_t begin = job.from == local_to_model_job::all_joints ? 0 : job.from;
     const std::size_t end = job.from == local_to_model_job::all_joints ? s.size() : s.subtree_end(job.from);
     if (begin < end) {
-        glm::mat4 parent = job.root;
+        // A sub-tree's first parent, copied out of the output that the run writes.
+        glm::mat4 parent(1.0f);
         const glm::mat4* first_parent = nullptr;
         if (job.from != local_to_model_job::all_joints && s.parent(job.from) >= 0) {
             parent = job.output[static_cast<std::size_t>(s.parent(job.from))];
