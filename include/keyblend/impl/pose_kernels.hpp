@@ -300,8 +300,6 @@ void local_to_model_range(const skeleton& s, const local_pose& local, std::size_
         return;
     }
 #endif
-    const glm::mat4 root_copy = root;
-    const glm::mat4 first_copy = first_parent ? *first_parent : root;
     // One lane (f1), or no SIMD lanes compiled: one block at a time, in order.
     const joint_index* parents = s.parents().data();
     alignas(64) float affine[12][pose_lane_block];
@@ -313,8 +311,8 @@ void local_to_model_range(const skeleton& s, const local_pose& local, std::size_
         const std::size_t last = std::min(block + pose_lane_block, end);
         for (std::size_t j = first; j < last; ++j) {
             const joint_index p = parents[j];
-            const glm::mat4& parent = (j == begin && first_parent) ? first_copy
-                                      : p < 0 ? root_copy
+            const glm::mat4& parent = (j == begin && first_parent) ? *first_parent
+                                      : p < 0 ? root
                                               : model[static_cast<std::size_t>(p)];
             mul_affine_scalar(&parent[0][0], affine, j - block, &model[j][0][0]);
         }
