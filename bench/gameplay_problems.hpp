@@ -21,7 +21,7 @@ inline void model_matrices(const keyblend::skeleton& s, const keyblend::local_po
     keyblend::local_to_model_job job;
     job.skeleton = &s;
     job.input = &pose;
-    job.root = root;
+    job.root = &root;
     job.output = model;
     if (!job.run()) std::abort();
 }

@@ -225,7 +225,7 @@ void plant_feet(rig& r, const keyblend::player& p, const glm::mat4& placement, k
     keyblend::local_to_model_job hierarchy;
     hierarchy.skeleton = &s;
     hierarchy.input = &pose;
-    hierarchy.root = placement;
+    hierarchy.root = &placement;
     hierarchy.output = model;
     static_cast<void>(hierarchy.run());
     float lift = 1e30f;
@@ -234,7 +234,8 @@ void plant_feet(rig& r, const keyblend::player& p, const glm::mat4& placement, k
         lift = std::min(lift, r.world_ground.height(at.z) - r.world_ground.base);
     }
     r.body_lift += 0.25f * (lift - r.body_lift);
-    hierarchy.root = glm::translate(glm::mat4(1.0f), glm::vec3(0.0f, r.body_lift, 0.0f)) * placement;
+    const glm::mat4 lifted = glm::translate(glm::mat4(1.0f), glm::vec3(0.0f, r.body_lift, 0.0f)) * placement;
+    hierarchy.root = &lifted;
     static_cast<void>(hierarchy.run());
     const glm::vec3 forward = glm::normalize(glm::vec3(placement * glm::vec4(0, 0, -1, 0)));
     const keyblend::ik_buffers posed{&s, model, &pose};
@@ -393,7 +394,7 @@ int main(int argc, char** argv) {
         const glm::mat4 place = keyblend::to_matrix(placement);
         // Footsteps: lock the foot where it comes down (on the ground under it).
         pose = player.pose();
-        hierarchy.root = place;
+        hierarchy.root = &place;
         static_cast<void>(hierarchy.run());
         for (const keyblend::played_event& e : player.events())
             for (leg& l : r.legs)

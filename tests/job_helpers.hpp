@@ -30,7 +30,7 @@ inline void local_to_model(const keyblend::skeleton& s, const keyblend::local_po
     keyblend::local_to_model_job job;
     job.skeleton = &s;
     job.input = &local;
-    job.root = root;
+    job.root = &root;
     job.output = model;
     REQUIRE(job.run());
 }
@@ -40,7 +40,7 @@ inline void local_to_model(const keyblend::skeleton& s, const std::vector<glm::m
     keyblend::local_to_model_job job;
     job.skeleton = &s;
     job.input_matrices = local;
-    job.root = root;
+    job.root = &root;
     job.output = model;
     REQUIRE(job.run());
 }

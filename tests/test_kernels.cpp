@@ -135,7 +135,8 @@ TEST_CASE("compiled kernels: the batched IK jobs on the chosen instruction set, 
         local_to_model_job hierarchy;
         hierarchy.skeleton = &s;
         hierarchy.input = &poses[i];
-        hierarchy.root = at(rng.vec3(-3, 3), rng.rotation());
+        const glm::mat4 world = at(rng.vec3(-3, 3), rng.rotation());
+        hierarchy.root = &world;
         hierarchy.output = model[i];
         REQUIRE(hierarchy.run());
         characters.push_back({&s, model[i], &poses[i]});

@@ -43,7 +43,7 @@ local_to_model_job job_over(const skeleton& s, const local_pose* p, span<const g
         job.input = p;
     else
         job.input_matrices = local;
-    job.root = root;
+    job.root = &root;
     job.from = from;
     return job;
 }
@@ -439,6 +439,25 @@ TEST_CASE("local_to_model_job from local matrices: the classic UpdateHierarchy")
     for (std::size_t j = 0; j < s.size(); ++j) CHECK(relative_error(model[j], from_trs[j]) < 2e-5f);
 }
 
+TEST_CASE("local_to_model_job without a root: the same bits as below the identity") {
+    const skeleton s = random_skeleton(45, 12);
+    const local_pose p = random_pose(45, 13);
+    std::vector<glm::mat4> local(45);
+    REQUIRE(to_local_matrices(p, local));
+    const glm::mat4 identity(1.0f);
+    for (const bool matrices : {false, true}) {
+        std::vector<glm::mat4> none(45), below_identity(45);
+        local_to_model_job job = job_over(s, matrices ? nullptr : &p, local, identity, local_to_model_job::all_joints);
+        job.output = below_identity;
+        REQUIRE(job.run());
+        job.root = nullptr;
+        job.output = none;
+        REQUIRE(job.validate());
+        REQUIRE(job.run());
+        for (std::size_t j = 0; j < s.size(); ++j) CHECK(bit_equal(none[j], below_identity[j]));
+    }
+}
+
 TEST_CASE("local_to_model_job `from`: a sub-tree alone, below its parent's model matrix or the root") {
     const skeleton s = random_skeleton(67, 10);
     const local_pose p = random_pose(67, 11);
@@ -470,7 +489,7 @@ TEST_CASE("local_to_model_job `from`: a sub-tree alone, below its parent's model
         local_to_model_job job;
         job.skeleton = &s;
         job.input = &p;
-        job.root = parent; // (used when `joint` is a root)
+        job.root = &parent; // (used when `joint` is a root)
         job.from = joint;
         job.output = only;
         REQUIRE(job.run());
@@ -596,7 +615,7 @@ TEST_CASE("local_to_model_job and to_local_matrices write into caller memory: a 
     local_to_model_job job;
     job.skeleton = &s;
     job.input = &p;
-    job.root = root;
+    job.root = &root;
     job.output = model;
     REQUIRE(job.run());
     for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(model[j], expect[j]));
@@ -610,7 +629,7 @@ TEST_CASE("local_to_model_job and to_local_matrices write into caller memory: a 
     local_to_model_job from_matrices;
     from_matrices.skeleton = &s;
     from_matrices.input_matrices = local;
-    from_matrices.root = root;
+    from_matrices.root = &root;
     from_matrices.output = from_local;
     REQUIRE(from_matrices.run());
     for (std::size_t j = 0; j < n; ++j) CHECK(bit_equal(from_local[j], expect_from_local[j]));

@@ -18,7 +18,8 @@
 //     keyblend::motion_cursor cursor;                       // one per playing instance
 //     const keyblend::rigid_transform step = keyblend::motion_between(walk, last_ticks, ticks, cursor);
 //     character = keyblend::compose(character, step);       // the character's placement in the world
-//     hierarchy.input = &in_place_pose;  hierarchy.root = keyblend::to_matrix(character);
+//     const glm::mat4 world = keyblend::to_matrix(character);
+//     hierarchy.input = &in_place_pose;  hierarchy.root = &world;
 //     hierarchy.run();                                      // (a local_to_model_job)
 //
 // Drawn with the in-place pose under `character`, the result is the original animation, placed

@@ -163,8 +163,9 @@ struct local_to_model_job {
     /// ... as one matrix per joint (the classic matrix path; sampled matrix keys, the additive
     /// matrix blend). Exactly one of the two.
     span<const glm::mat4> input_matrices;
-    /// The matrix above every root joint.
-    glm::mat4 root = glm::mat4(1.0f);
+    /// The matrix above every root joint (the character's world matrix), or nullptr for the
+    /// identity. Read by run() only.
+    const glm::mat4* root = nullptr;
     /// all_joints, or a joint: then only [from, skeleton->subtree_end(from)) is computed, its parent's
     /// model matrix read from output[parent(from)] (which must be current), or `root` when `from` is
     /// a root joint. What a correction of part of a pose needs (IK, then the sub-tree below it).

@@ -88,7 +88,7 @@ inline void player::update_hierarchy(const glm::mat4& root) {
     local_to_model_job job;
     job.skeleton = skeleton_;
     job.input_matrices = local_;
-    job.root = root;
+    job.root = &root;
     job.output = model_;
     (void)job.run(); // (sized at creation: cannot fail)
 }
@@ -292,7 +292,7 @@ inline status player::update_animation(double time, const glm::mat4& root) {
     local_to_model_job job;
     job.skeleton = skeleton_;
     job.input = &pose_;
-    job.root = root;
+    job.root = &root;
     job.output = model_;
     (void)job.run(); // (sized at creation: cannot fail)
     return st;

@@ -329,14 +329,16 @@ inline status run_job(const local_to_model_job& job) {
         // A sub-tree's first parent, copied out of the output that the run writes.
         glm::mat4 parent(1.0f);
         const glm::mat4* first_parent = nullptr;
+        static const glm::mat4 identity(1.0f);
+        const glm::mat4& root = job.root ? *job.root : identity;
         if (job.from != local_to_model_job::all_joints && s.parent(job.from) >= 0) {
             parent = job.output[static_cast<std::size_t>(s.parent(job.from))];
             first_parent = &parent;
         }
         if (job.input)
-            local_to_model_range<lanes::native>(s, *job.input, begin, end, first_parent, job.root, job.output.data());
+            local_to_model_range<lanes::native>(s, *job.input, begin, end, first_parent, root, job.output.data());
         else
-            local_to_model_matrices(s, job.input_matrices.data(), begin, end, first_parent, job.root,
+            local_to_model_matrices(s, job.input_matrices.data(), begin, end, first_parent, root,
                                     job.output.data());
     }
     if (!job.bones.empty()) palette_products(job.output.data(), job.bones.data(), job.bones.size(), job.palette.data());
