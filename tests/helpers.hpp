@@ -165,6 +165,17 @@ bool same_computation(const T& a, const T& b) {
 }
 #endif
 
+/// A matrix product the library computed, against the same product computed here (GLM's
+/// operator*): bit for bit under IEEE arithmetic; under -ffast-math, where each copy of the product
+/// may be contracted differently, within 1e-5 of the expected matrix's magnitude.
+inline bool matches_product(const glm::mat4& actual, const glm::mat4& expected) {
+#if defined(__FAST_MATH__)
+    return max_abs_diff(actual, expected) <= 1e-5f * (1.0f + max_abs_diff(expected, glm::mat4(0.0f)));
+#else
+    return bit_equal(actual, expected);
+#endif
+}
+
 /// Heap allocations made by this thread so far (operator new, counted in alloc_counter.cpp): a
 /// test takes the difference around a call to prove the call does not allocate.
 std::size_t allocation_count();
