@@ -85,25 +85,33 @@ inline layer_view layer_at(const blend_job& job, std::size_t l) {
     return {true, layer.pose, layer.reference, layer.weight, layer.joint_weights};
 }
 
-/// What blend_job checks of layer `l`, given a job whose rest pose is set. Allocates nothing; the
-/// pass over the joint weights has no early exit (it runs every frame and almost never fails, so
-/// it vectorises).
-inline layer_fault check_layer(const blend_job& job, std::size_t l) {
+/// What blend_job checks of a layer (a blend_layer or an additive_layer) against a rest pose of
+/// n joints and m morph weights. Allocates nothing; the pass over the joint weights has no early
+/// exit (it runs every frame and almost never fails, so it vectorises).
+template <class Layer> inline layer_fault check_layer(const Layer& layer, std::size_t n, std::size_t m) {
     using f = layer_fault;
-    const layer_view v = layer_at(job, l);
-    const std::size_t n = job.rest_pose->size(), m = job.rest_pose->morph_weights().size();
-    if (!is_finite(v.weight)) return f::weight_non_finite;
-    if (!v.additive && v.weight < 0.0f) return f::weight_negative;
-    if (!v.pose) return f::null_pose;
-    if (v.pose->size() != n) return f::pose_joints;
-    if (v.pose->morph_weights().size() != m) return f::pose_morphs;
-    if (v.reference && v.reference->size() != n) return f::reference_joints;
-    if (v.reference && v.reference->morph_weights().size() != m) return f::reference_morphs;
-    if (v.joint_weights.empty()) return f::none;
-    if (v.joint_weights.size() != n) return f::joint_weight_count;
+    constexpr bool additive = std::is_same<Layer, additive_layer>::value;
+    if (!is_finite(layer.weight)) return f::weight_non_finite;
+    if (!additive && layer.weight < 0.0f) return f::weight_negative;
+    if (!layer.pose) return f::null_pose;
+    if (layer.pose->size() != n) return f::pose_joints;
+    if (layer.pose->morph_weights().size() != m) return f::pose_morphs;
+    if constexpr (additive) {
+        if (layer.reference && layer.reference->size() != n) return f::reference_joints;
+        if (layer.reference && layer.reference->morph_weights().size() != m) return f::reference_morphs;
+    }
+    if (layer.joint_weights.empty()) return f::none;
+    if (layer.joint_weights.size() != n) return f::joint_weight_count;
     bool ok = true;
-    for (float w : v.joint_weights) ok &= is_finite(w) & (w >= 0.0f);
+    for (float w : layer.joint_weights) ok &= is_finite(w) & (w >= 0.0f);
     return ok ? f::none : f::joint_weight_value;
+}
+
+/// check_layer of layer `l` of a job, weighted or (from layers.size() on) additive.
+inline layer_fault check_layer(const blend_job& job, std::size_t l) {
+    const std::size_t n = job.rest_pose->size(), m = job.rest_pose->morph_weights().size();
+    return l < job.layers.size() ? check_layer(job.layers[l], n, m)
+                                 : check_layer(job.additive_layers[l - job.layers.size()], n, m);
 }
 
 /// The first of blend_job's conditions that a job breaks, in the order they are reported;
@@ -127,9 +135,10 @@ inline blend_fault first_fault(const blend_job& job) {
     if (job.threshold < 0.0f) return f::threshold_negative;
     if ((!job.layers.data() && job.layers.size()) || (!job.additive_layers.data() && job.additive_layers.size()))
         return f::null_layer_span;
+    const std::size_t n = job.rest_pose->size(), m = job.rest_pose->morph_weights().size();
     bool ok = true;
-    for (std::size_t l = 0; l < job.layers.size() + job.additive_layers.size(); ++l)
-        ok &= check_layer(job, l) == layer_fault::none;
+    for (const blend_layer& layer : job.layers) ok &= check_layer(layer, n, m) == layer_fault::none;
+    for (const additive_layer& layer : job.additive_layers) ok &= check_layer(layer, n, m) == layer_fault::none;
     return ok ? f::none : f::layer;
 }
 
