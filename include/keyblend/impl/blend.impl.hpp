@@ -67,23 +67,9 @@ enum class layer_fault : unsigned char {
     joint_weight_value
 };
 
-/// Layer `l` of a job, weighted or (from layers.size() on) additive, as the checks read it.
-struct layer_view {
-    bool additive;
-    const local_pose* pose;
-    const local_pose* reference; // (null for a weighted layer)
-    float weight;
-    span<const float> joint_weights;
-};
-
-inline layer_view layer_at(const blend_job& job, std::size_t l) {
-    if (l < job.layers.size()) {
-        const blend_layer& layer = job.layers[l];
-        return {false, layer.pose, nullptr, layer.weight, layer.joint_weights};
-    }
-    const additive_layer& layer = job.additive_layers[l - job.layers.size()];
-    return {true, layer.pose, layer.reference, layer.weight, layer.joint_weights};
-}
+/// A layer's reference pose: none for a weighted layer.
+inline const local_pose* reference_of(const blend_layer&) { return nullptr; }
+inline const local_pose* reference_of(const additive_layer& layer) { return layer.reference; }
 
 /// What blend_job checks of a layer (a blend_layer or an additive_layer) against a rest pose of
 /// n joints and m morph weights. Allocates nothing; the pass over the joint weights has no early
@@ -91,27 +77,19 @@ inline layer_view layer_at(const blend_job& job, std::size_t l) {
 template <class Layer> inline layer_fault check_layer(const Layer& layer, std::size_t n, std::size_t m) {
     using f = layer_fault;
     constexpr bool additive = std::is_same<Layer, additive_layer>::value;
+    const local_pose* const reference = reference_of(layer);
     if (!is_finite(layer.weight)) return f::weight_non_finite;
     if (!additive && layer.weight < 0.0f) return f::weight_negative;
     if (!layer.pose) return f::null_pose;
     if (layer.pose->size() != n) return f::pose_joints;
     if (layer.pose->morph_weights().size() != m) return f::pose_morphs;
-    if constexpr (additive) {
-        if (layer.reference && layer.reference->size() != n) return f::reference_joints;
-        if (layer.reference && layer.reference->morph_weights().size() != m) return f::reference_morphs;
-    }
+    if (reference && reference->size() != n) return f::reference_joints;
+    if (reference && reference->morph_weights().size() != m) return f::reference_morphs;
     if (layer.joint_weights.empty()) return f::none;
     if (layer.joint_weights.size() != n) return f::joint_weight_count;
     bool ok = true;
     for (float w : layer.joint_weights) ok &= is_finite(w) & (w >= 0.0f);
     return ok ? f::none : f::joint_weight_value;
-}
-
-/// check_layer of layer `l` of a job, weighted or (from layers.size() on) additive.
-inline layer_fault check_layer(const blend_job& job, std::size_t l) {
-    const std::size_t n = job.rest_pose->size(), m = job.rest_pose->morph_weights().size();
-    return l < job.layers.size() ? check_layer(job.layers[l], n, m)
-                                 : check_layer(job.additive_layers[l - job.layers.size()], n, m);
 }
 
 /// The first of blend_job's conditions that a job breaks, in the order they are reported;
@@ -142,14 +120,19 @@ inline blend_fault first_fault(const blend_job& job) {
     return ok ? f::none : f::layer;
 }
 
-/// The error naming layer `l`'s `fault` (not none).
-KEYBLEND_COLD inline status layer_error(const blend_job& job, std::size_t l, layer_fault fault) {
+/// The error naming `fault` (not none) of `layer`, the i-th of its span, whose layers come from
+/// `first` on in the job's order (weighted, then additive: error::index), against a rest pose of n
+/// joints and m morph weights.
+template <class Layer>
+KEYBLEND_COLD status layer_error(const Layer& layer, std::size_t i, std::size_t first, std::size_t n, std::size_t m,
+                                 layer_fault fault) {
     using f = layer_fault;
-    const layer_view v = layer_at(job, l);
-    const std::size_t n = job.rest_pose->size(), m = job.rest_pose->morph_weights().size();
-    const std::string label = v.additive ? "blend_job: additive layer " + std::to_string(l - job.layers.size())
-                                         : "blend_job: blend layer " + std::to_string(l);
-    const auto fail = [&](errc code, const std::string& what) { return make_error(code, label + ": " + what, l); };
+    constexpr bool additive = std::is_same<Layer, additive_layer>::value;
+    const std::string label = std::string(additive ? "blend_job: additive layer " : "blend_job: blend layer ") +
+                              std::to_string(i);
+    const auto fail = [&](errc code, const std::string& what) {
+        return make_error(code, label + ": " + what, first + i);
+    };
     const auto joints = [&](const char* role, const local_pose& p) {
         return fail(errc::size_mismatch, std::string(role) + " has " + std::to_string(p.size()) +
                                              " joints, the rest pose " + std::to_string(n));
@@ -161,20 +144,20 @@ KEYBLEND_COLD inline status layer_error(const blend_job& job, std::size_t l, lay
     switch (fault) {
     case f::none: return {};
     case f::weight_non_finite: return fail(errc::non_finite, "weight is NaN or infinite");
-    case f::weight_negative: return fail(errc::invalid_argument, "weight " + std::to_string(v.weight) + " is negative");
+    case f::weight_negative: return fail(errc::invalid_argument, "weight " + std::to_string(layer.weight) + " is negative");
     case f::null_pose: return fail(errc::invalid_argument, "pose is null");
-    case f::pose_joints: return joints("pose", *v.pose);
-    case f::pose_morphs: return morphs("pose", *v.pose);
-    case f::reference_joints: return joints("reference", *v.reference);
-    case f::reference_morphs: return morphs("reference", *v.reference);
+    case f::pose_joints: return joints("pose", *layer.pose);
+    case f::pose_morphs: return morphs("pose", *layer.pose);
+    case f::reference_joints: return joints("reference", *reference_of(layer));
+    case f::reference_morphs: return morphs("reference", *reference_of(layer));
     case f::joint_weight_count:
-        return fail(errc::size_mismatch, std::to_string(v.joint_weights.size()) + " joint weights for " +
+        return fail(errc::size_mismatch, std::to_string(layer.joint_weights.size()) + " joint weights for " +
                                              std::to_string(n) + " joints");
     case f::joint_weight_value: break;
     }
     std::size_t j = 0;
-    while (j < n && is_finite(v.joint_weights[j]) && v.joint_weights[j] >= 0.0f) ++j;
-    const float w = v.joint_weights[j];
+    while (j < n && is_finite(layer.joint_weights[j]) && layer.joint_weights[j] >= 0.0f) ++j;
+    const float w = layer.joint_weights[j];
     return fail(is_finite(w) ? errc::invalid_argument : errc::non_finite,
                 "joint " + std::to_string(j) + " weight " + std::to_string(w) +
                     (is_finite(w) ? " is negative" : " is not finite"));
@@ -194,8 +177,13 @@ KEYBLEND_COLD inline status blend_error(const blend_job& job, blend_fault fault)
         return make_error(errc::invalid_argument, "blend_job: a layer span has null data but a size other than 0");
     case f::layer: break;
     }
-    for (std::size_t l = 0; l < job.layers.size() + job.additive_layers.size(); ++l)
-        if (const layer_fault lf = check_layer(job, l); lf != layer_fault::none) return layer_error(job, l, lf);
+    const std::size_t n = job.rest_pose->size(), m = job.rest_pose->morph_weights().size();
+    for (std::size_t i = 0; i < job.layers.size(); ++i)
+        if (const layer_fault lf = check_layer(job.layers[i], n, m); lf != layer_fault::none)
+            return layer_error(job.layers[i], i, 0, n, m, lf);
+    for (std::size_t i = 0; i < job.additive_layers.size(); ++i)
+        if (const layer_fault lf = check_layer(job.additive_layers[i], n, m); lf != layer_fault::none)
+            return layer_error(job.additive_layers[i], i, job.layers.size(), n, m, lf);
     return {};
 }
 
