@@ -57,6 +57,34 @@ TEST_CASE("status is success or an error") {
     CHECK(impl::make_error(errc::empty, "x").index == error::no_index);
 }
 
+TEST_CASE("status copies, moves and assigns its error, and success is one pointer") {
+    static_assert(sizeof(status) == sizeof(void*), "run() returns success every frame: it stays one pointer");
+    const status bad = impl::make_error(errc::out_of_range, "bone 3 'hand': joint 40 is outside the pose", 3);
+    status copy = bad; // a deep copy: both hold the error
+    CHECK_FALSE(copy);
+    CHECK_FALSE(bad);
+    CHECK(copy.error().message == bad.error().message);
+    CHECK(&copy.error() != &bad.error());
+    CHECK(copy.error().index == 3);
+
+    status moved = std::move(copy);
+    CHECK_FALSE(moved);
+    CHECK(moved.error().code == errc::out_of_range);
+
+    status ok;
+    moved = ok; // copy-assigning success clears the error
+    CHECK(moved);
+    moved = bad;
+    CHECK_FALSE(moved);
+    CHECK(moved.error().message == "bone 3 'hand': joint 40 is outside the pose");
+    const status& same = moved;
+    moved = same; // self-assignment keeps it
+    CHECK_FALSE(moved);
+    CHECK(moved.error().index == 3);
+    moved = status{};
+    CHECK(moved.has_value());
+}
+
 TEST_CASE("float_to_string prints enough digits to tell floats apart") {
     CHECK(impl::float_to_string(0.1f) == "0.100000001");
     CHECK(impl::float_to_string(1.0f) == "1");

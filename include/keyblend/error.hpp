@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -149,25 +150,35 @@ private:
     std::variant<T, keyblend::error> state_;
 };
 
-/// Success, or an error: what validators return.
+/// Success, or an error: what validators and every job's run() return. Success is one null
+/// pointer (run() returns it every frame); the error, when there is one, is held on the heap.
 template <>
 class [[nodiscard]] result<void> {
 public:
-    result() = default;
-    result(keyblend::error e) : error_(std::move(e)), failed_(true) {}
+    result() noexcept = default;
+    result(keyblend::error e) : error_(std::make_unique<keyblend::error>(std::move(e))) {}
+    result(const result& other) : error_(copy_of(other)) {}
+    result(result&&) noexcept = default;
+    result& operator=(const result& other) {
+        if (this != &other) error_ = copy_of(other);
+        return *this;
+    }
+    result& operator=(result&&) noexcept = default;
 
-    bool has_value() const noexcept { return !failed_; }
-    explicit operator bool() const noexcept { return !failed_; }
+    bool has_value() const noexcept { return !error_; }
+    explicit operator bool() const noexcept { return !error_; }
     /// Nothing on success; on an error, what `result<T>::value()` does.
     void value() const {
-        if (failed_) impl::bad_access(error_);
+        if (error_) impl::bad_access(*error_);
     }
     /// Precondition: !has_value().
-    const keyblend::error& error() const { return error_; }
+    const keyblend::error& error() const { return *error_; }
 
 private:
-    keyblend::error error_;
-    bool failed_ = false;
+    static std::unique_ptr<keyblend::error> copy_of(const result& r) {
+        return r.error_ ? std::make_unique<keyblend::error>(*r.error_) : nullptr;
+    }
+    std::unique_ptr<keyblend::error> error_;
 };
 
 using status = result<void>;
