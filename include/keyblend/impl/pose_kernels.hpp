@@ -326,15 +326,12 @@ inline status run_job(const local_to_model_job& job) {
     const std::size_t begin = job.from == local_to_model_job::all_joints ? 0 : job.from;
     const std::size_t end = job.from == local_to_model_job::all_joints ? s.size() : s.subtree_end(job.from);
     if (begin < end) {
-        // A sub-tree's first parent, copied out of the output that the run writes.
-        glm::mat4 parent(1.0f);
+        // A sub-tree's first parent is read in place: it is outside the sub-tree that the run writes.
         const glm::mat4* first_parent = nullptr;
         static const glm::mat4 identity(1.0f);
         const glm::mat4& root = job.root ? *job.root : identity;
-        if (job.from != local_to_model_job::all_joints && s.parent(job.from) >= 0) {
-            parent = job.output[static_cast<std::size_t>(s.parent(job.from))];
-            first_parent = &parent;
-        }
+        if (job.from != local_to_model_job::all_joints && s.parent(job.from) >= 0)
+            first_parent = &job.output[static_cast<std::size_t>(s.parent(job.from))];
         if (job.input)
             local_to_model_range<lanes::native>(s, *job.input, begin, end, first_parent, root, job.output.data());
         else
