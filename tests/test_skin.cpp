@@ -32,15 +32,10 @@ using namespace keyblend;
 
 namespace {
 
-/// A palette matrix against glm's `model * offset`: equal within float rounding (build_palette
-/// multiplies with SSE in the same order; either side may be contracted into FMAs), relative to
-/// the matrix's largest entry.
+/// A palette matrix against glm's `model * offset` (the palette multiplies with SSE in the same
+/// order): equal within float rounding.
 bool palette_matches(const glm::mat4& got, const glm::mat4& model, const glm::mat4& offset) {
-    const glm::mat4 want = model * offset;
-    float scale = 1.0f;
-    for (int c = 0; c < 4; ++c)
-        for (int r = 0; r < 4; ++r) scale = std::max(scale, std::fabs(want[c][r]));
-    return kbtest::max_abs_diff(got, want) <= 2e-6f * scale;
+    return kbtest::product_matches(got, model * offset);
 }
 
 // ---------------------------------------------------------------------------------------------
