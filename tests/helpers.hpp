@@ -44,14 +44,18 @@ inline float max_abs_diff(const glm::mat4& a, const glm::mat4& b) {
     for (int c = 0; c < 4; ++c) m = std::max(m, max_abs_diff(a[c], b[c]));
     return m;
 }
-/// A matrix product against the same product computed elsewhere (glm's, or the library's in another
-/// inlining context): equal within float rounding, relative to `want`'s largest entry. The compiler
-/// may contract either side's multiplies and adds into FMAs its own way (GCC's -ffp-contract=fast).
-inline bool product_matches(const glm::mat4& got, const glm::mat4& want) {
+/// |a - b| relative to b's largest entry (at least 1).
+inline float relative_error(const glm::mat4& a, const glm::mat4& b) {
     float scale = 1.0f;
     for (int c = 0; c < 4; ++c)
-        for (int r = 0; r < 4; ++r) scale = std::max(scale, std::fabs(want[c][r]));
-    return max_abs_diff(got, want) <= 2e-6f * scale;
+        for (int r = 0; r < 4; ++r) scale = std::max(scale, std::fabs(b[c][r]));
+    return max_abs_diff(a, b) / scale;
+}
+/// A matrix product against the same product computed elsewhere (glm's, or the library's in another
+/// inlining context): equal within float rounding. The compiler may contract either side's
+/// multiplies and adds into FMAs its own way (GCC's -ffp-contract=fast).
+inline bool product_matches(const glm::mat4& got, const glm::mat4& want) {
+    return relative_error(got, want) <= 2e-6f;
 }
 /// Component distance between two quaternions, as given (q and -q differ).
 inline float max_abs_diff(const glm::quat& a, const glm::quat& b) {

@@ -21,6 +21,7 @@ using kbtest::padding_is_identity;
 using kbtest::random_pose;
 using kbtest::random_skeleton;
 using kbtest::random_transform;
+using kbtest::relative_error;
 
 namespace {
 
@@ -46,13 +47,6 @@ local_to_model_job job_over(const skeleton& s, const local_pose* p, span<const g
     job.root = &root;
     job.from = from;
     return job;
-}
-
-float relative_error(const glm::mat4& a, const glm::mat4& b) {
-    float scale = 1.0f;
-    for (int c = 0; c < 4; ++c)
-        for (int r = 0; r < 4; ++r) scale = std::max(scale, std::fabs(b[c][r]));
-    return max_abs_diff(a, b) / scale;
 }
 
 } // namespace

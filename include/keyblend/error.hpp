@@ -160,7 +160,7 @@ public:
     result(const result& other) : error_(copy_of(other)) {}
     result(result&&) noexcept = default;
     result& operator=(const result& other) {
-        if (this != &other) error_ = copy_of(other);
+        error_ = copy_of(other); // copied before the old error is freed: self-assignment is safe
         return *this;
     }
     result& operator=(result&&) noexcept = default;
