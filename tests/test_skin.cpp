@@ -687,11 +687,9 @@ TEST_CASE("compiled kernels: the widest the CPU runs by default, others on reque
 #if defined(KEYBLEND_KERNELS_LIBRARY) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
     const simd_isa chosen = kernel_isa();
     CHECK(kernel_isa_supported(simd_isa::scalar));
-#if defined(__aarch64__)
-    const simd_isa baseline = simd_isa::neon; // every AArch64 CPU's, and the only one there
-#else
-    const simd_isa baseline = simd_isa::sse2;
-#endif
+    // The kernels of the flags this file and the library are compiled with (x86-64's SSE2, AArch64's
+    // NEON, or with -march=native the machine's widest): every CPU the program runs on has them.
+    const simd_isa baseline = impl::compiled_isa;
     CHECK(kernel_isa_supported(baseline));
     if (!std::getenv("KEYBLEND_ISA")) {
         simd_isa widest = baseline;
