@@ -7,7 +7,7 @@
 //
 //   crowd/<model>/frame/<N>/1_thread     N characters' frame, one thread
 //   crowd/<model>/frame/<N>/2_threads    the same split over 2 threads (the characters in two
-//                                        halves, a persistent worker: a job system's parallel-for)
+//                                        halves, a persistent worker spinning between frames)
 //   crowd/<model>/stage/<stage>          one stage of the frame for 64 characters, one thread:
 //                                        sample (3 sets), blend, local_to_model, palette, skin,
 //                                        and two stages in one job: palette_skin (the palette

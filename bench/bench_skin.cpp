@@ -29,6 +29,7 @@
 #include <keyblend/skin.hpp>
 
 #include "bench_main.hpp"
+#include "spin_pool.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 
@@ -49,6 +50,8 @@
 #endif
 
 namespace {
+
+using kbbench::spin_pool;
 
 /// A skinned mesh in the layout io/xfile.hpp gives (influences_per_vertex, bone_indices and
 /// weights vertex_count x k, positions/normals as glm::vec3) plus tangents and a palette.
@@ -185,59 +188,6 @@ void skin_reference(const loaded_mesh& m, outputs& o, unsigned attrs) {
         if (attrs & tan) o.tangents[v] = glm::vec4(glm::mat3(b) * glm::vec3(m.tangents[v]), m.tangents[v].w);
     }
 }
-
-/// A persistent pool of worker threads for skin_parallel's executor overload: the caller runs
-/// task 0, each worker one more. Workers spin on a generation counter between jobs (a benchmark
-/// wants the wake-up off the clock; an engine would park them), yielding after a while so that a
-/// machine with fewer free cores than threads still makes progress.
-class spin_pool {
-public:
-    explicit spin_pool(std::size_t workers) {
-        for (std::size_t i = 0; i < workers; ++i)
-            threads_.emplace_back([this, i] { loop(i + 1); });
-    }
-    ~spin_pool() {
-        stop_ = true;
-        generation_.fetch_add(1);
-        for (std::thread& t : threads_) t.join();
-    }
-    void operator()(std::size_t count, const std::function<void(std::size_t)>& task) {
-        task_ = &task;
-        count_ = count;
-        pending_.store(threads_.size());
-        generation_.fetch_add(1, std::memory_order_release);
-        task(0);
-        for (std::size_t i = threads_.size() + 1; i < count; ++i) task(i);
-        while (pending_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
-    }
-
-private:
-    void loop(std::size_t index) {
-        std::uint64_t seen = 0;
-        for (;;) {
-            std::uint64_t g;
-            for (unsigned spins = 0; (g = generation_.load(std::memory_order_acquire)) == seen; ++spins) {
-                if (spins < 4096) {
-#if defined(__SSE2__)
-                    _mm_pause();
-#endif
-                } else {
-                    std::this_thread::yield();
-                }
-            }
-            seen = g;
-            if (stop_) return;
-            if (index < count_) (*task_)(index);
-            pending_.fetch_sub(1, std::memory_order_release);
-        }
-    }
-    std::vector<std::thread> threads_;
-    std::atomic<std::uint64_t> generation_{0};
-    std::atomic<std::size_t> pending_{0};
-    std::atomic<bool> stop_{false};
-    const std::function<void(std::size_t)>* task_ = nullptr;
-    std::size_t count_ = 0;
-};
 
 /// One job on the given kernels: header-only, the library's internal entry point for a chosen
 /// instruction set (as the tests call it); with the compiled kernels, run() after bm_keyblend has

@@ -7,17 +7,16 @@
 #include <keyblend/skin.hpp>
 
 #include "bench_main.hpp"
+#include "spin_pool.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 
 #include <atomic>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -267,57 +266,6 @@ inline bool hierarchy_palette(character& c) { return bool(c.hierarchy_palette.ru
 /// A character's frame: the palette computed by the skinning job (the crowd keeps no palette).
 inline bool whole_frame(character& c, double dt) { return sample(c, dt) & blend(c) & hierarchy(c) & palette_skin(c); }
 
-// ---------------------------------------------------------------------------------------------
-// Two threads: the caller and one persistent worker, each taking half of the characters
-// ---------------------------------------------------------------------------------------------
-
-class second_core {
-public:
-    second_core() : worker_([this] { loop(); }) {}
-    ~second_core() {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            stop_ = true;
-        }
-        wake_.notify_one();
-        worker_.join();
-    }
-    /// Runs a(), and b() on the worker, and returns when both have.
-    void run(const std::function<void()>& a, const std::function<void()>& b) {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            task_ = &b;
-            done_ = false;
-        }
-        wake_.notify_one();
-        a();
-        std::unique_lock<std::mutex> lock(mutex_);
-        finished_.wait(lock, [this] { return done_; });
-    }
-
-private:
-    void loop() {
-        std::unique_lock<std::mutex> lock(mutex_);
-        for (;;) {
-            wake_.wait(lock, [this] { return stop_ || task_; });
-            if (stop_) return;
-            const std::function<void()>* task = task_;
-            task_ = nullptr;
-            lock.unlock();
-            (*task)();
-            lock.lock();
-            done_ = true;
-            finished_.notify_one();
-        }
-    }
-
-    std::mutex mutex_;
-    std::condition_variable wake_, finished_;
-    const std::function<void()>* task_ = nullptr;
-    bool done_ = true, stop_ = false;
-    std::thread worker_;
-};
-
 inline constexpr double frame_dt = 1.0 / 60.0;
 
 inline void set_rate(benchmark::State& state, double characters) {
@@ -325,20 +273,21 @@ inline void set_rate(benchmark::State& state, double characters) {
 }
 
 /// Times frames of `count` characters, `frame(i)` doing character i's frame (false on an error),
-/// on one thread or split over two (the caller and a persistent worker, each half the crowd).
+/// on one thread or split over two (the caller and a spinning worker, each half the crowd).
 template <class Frame>
 void frame_loop(benchmark::State& state, std::size_t count, int threads, Frame frame) {
-    std::unique_ptr<second_core> core2 = threads > 1 ? std::make_unique<second_core>() : nullptr;
+    std::unique_ptr<kbbench::spin_pool> pool = threads > 1 ? std::make_unique<kbbench::spin_pool>(1) : nullptr;
     std::atomic<bool> ok{true};
     const auto half = [&](std::size_t begin, std::size_t end) {
         bool good = true;
         for (std::size_t i = begin; i < end; ++i) good &= frame(i);
         if (!good) ok = false;
     };
-    const std::function<void()> first = [&] { half(0, count / 2); };
-    const std::function<void()> second = [&] { half(count / 2, count); };
+    const std::function<void(std::size_t)> halves = [&](std::size_t i) {
+        half(i == 0 ? 0 : count / 2, i == 0 ? count / 2 : count);
+    };
     for (auto _ : state) {
-        if (core2) core2->run(first, second);
+        if (pool) (*pool)(2, halves);
         else half(0, count);
         benchmark::ClobberMemory();
     }
