@@ -138,6 +138,21 @@ bool write_gif(const std::string& path, const std::vector<raster::image>& frames
     return ok;
 }
 
+/// The file's format as the first line names it: the importer is named beside it.
+std::string format_name(const model& m) {
+    if (m.x) return "DirectX .X";
+    if (m.b) return "BVH";
+    if (m.package) return "keyblend package";
+#ifdef KEYBLEND_TOOL_GLTF
+    if (m.g) return "glTF 2.0";
+#endif
+    // Read by assimp: the file's extension says which of its formats.
+    const std::size_t dot = m.path.rfind('.');
+    std::string ext = dot == std::string::npos ? std::string("no extension") : m.path.substr(dot + 1);
+    for (char& c : ext) c = c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c;
+    return ext;
+}
+
 std::string seconds_label(double s) {
     char text[32];
     std::snprintf(text, sizeof text, "%.3f s", s);
@@ -352,7 +367,7 @@ int render(const options& given, const model& m, double load_ms) {
     }
 
     std::printf("keyblend render: %s (%s, read by %s): %zu joints, %zu meshes (%zu vertices)%s\n", m.path.c_str(),
-                m.x ? "DirectX .X" : m.b ? "BVH" : m.package ? "keyblend package" : "assimp", m.importer_name, s.size(), mesh_count, vertices,
+                format_name(m).c_str(), m.importer_name, s.size(), mesh_count, vertices,
                 skeleton_only ? ", no mesh: the skeleton is drawn" : draw_bones ? ", skeleton drawn over it" : "");
     for (const keyblend::clip* c : clips)
         std::printf("  set '%s': %g ticks at %g ticks/s%s\n", c->name.c_str(), double(c->duration),

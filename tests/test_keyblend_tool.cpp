@@ -927,6 +927,9 @@ TEST_CASE("render: a skeleton-only file (BVH) draws its skeleton, and every form
         const std::string gif = out_path(std::string(name) + ".gif");
         const run_result g = run({"render", *path, "--frames", "3", "--size", "64x64", "--bones", "--out", gif});
         REQUIRE_MESSAGE(g.exit_code == 0, g.out);
+        // The first line names the file's format and the importer that read it.
+        const bool fbx = std::string(name) == "animation_with_skeleton.fbx";
+        CHECK(contains(g.out, fbx ? "(FBX, read by assimp)" : "(glTF 2.0, read by keyblend)"));
         const gif_animation a = read_gif(gif);
         REQUIRE(a.frames.size() == 3);
         CHECK(a.frames[0].drawn() > 200);
