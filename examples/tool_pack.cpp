@@ -110,7 +110,6 @@ std::unique_ptr<model> load_package(const options& o) {
     }
     auto m = std::make_unique<model>();
     m->path = o.file;
-    m->importer_name = "package";
     m->package = std::make_unique<keyblend::package_file>(std::move(*file));
     const keyblend::package& p = m->package->contents();
     keyblend::result<keyblend::skeleton> s = p.make_skeleton();

@@ -138,6 +138,17 @@ bool write_gif(const std::string& path, const std::vector<raster::image>& frames
     return ok;
 }
 
+/// True when the set moves something: a plain clip's channels, or what a package's compressed
+/// clip stores (its plain clip, model::clips, has no channels).
+bool has_keys(const model& m, const keyblend::clip& c) {
+    if (!c.channels.empty()) return true;
+    const keyblend::compressed_clip* cc = compressed_of(m, c);
+    if (!cc) return false;
+    for (std::size_t j = 0; j < cc->joint_count(); ++j)
+        if (cc->animates(j)) return true;
+    return cc->morph_weight_count() != 0;
+}
+
 /// The file's format as the first line names it: the importer is named beside it.
 std::string format_name(const model& m) {
     if (m.x) return "DirectX .X";
@@ -178,7 +189,7 @@ int render(const options& given, const model& m, double load_ms) {
     for (const auto& [name, weight] : o.blend) clips.push_back(&find_clip(m, name));
     if (!o.set && o.blend.empty())
         for (const keyblend::clip* c : m.clips)
-            if (!c->channels.empty()) {
+            if (has_keys(m, *c)) {
                 o.blend.emplace_back(c->name, 1.0f); // bind + (set - bind): the set itself
                 clips.push_back(c);
                 break;

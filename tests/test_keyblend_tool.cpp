@@ -1003,7 +1003,12 @@ TEST_CASE("pack: packages of the shared files, their sets within the bound, read
         const std::string png = std::string(KEYBLEND_TOOL_OUT) + "/pack_" + std::filesystem::path(file).stem().string() + ".png";
         const run_result drawn = run({"render", out, "--frames", "2", "--size", "64x64", "--out", png}, true);
         CHECK_MESSAGE(drawn.exit_code == 0, drawn.out);
-        CHECK(contains(drawn.out, "keyblend package"));
+        CHECK(contains(drawn.out, "(keyblend package, read by keyblend)"));
+        // Without --set, the first set plays, as for the file itself (the package's plain clips
+        // have no channels: its keys are in the compressed clips).
+        REQUIRE(!x->animation_sets.empty());
+        CHECK(contains(drawn.out, "  set '" + x->animation_sets[0].clip.name + "': "));
+        CHECK(!contains(drawn.out, "no animation set"));
         CHECK(std::filesystem::exists(png));
     }
 }
