@@ -1115,10 +1115,34 @@ sample_fixture constant_blocks_fixture(bool cubic) {
     return f;
 }
 
-// check_lane_paths on constant_blocks_fixture, then the widest lanes (two blocks a step where
-// the build has them) with a native tail and the public function, forward and back again.
-void check_constant_blocks(bool cubic) {
-    const sample_fixture f = constant_blocks_fixture(cubic);
+// Every animated rotation by nlerp, beside joints whose rotation never interpolates (no channel,
+// a channel without rotation keys, the padding): 21 joints, every fifth without a channel and
+// every fifth from the third on without rotation keys. The sampler takes nlerp alone for a block
+// whose other lanes never interpolate (alpha 0, where slerp and nlerp both give the key).
+sample_fixture nlerp_blocks_fixture() {
+    sample_fixture f; // (its skeleton and clip replaced)
+    f.s = kbtest::random_skeleton(21, 7);
+    f.c = clip{};
+    kbtest::rng rng(12);
+    for (std::size_t j = 0; j < 21; ++j) {
+        if (j % 5 == 4) continue;
+        channel ch;
+        ch.joint = j;
+        for (int k = 0; k < 6; ++k) ch.translation.push_back(float(k) * 20.0f, rng.vec3(-2, 2));
+        if (j % 5 != 2) {
+            for (int k = 0; k < 7; ++k) ch.rotation.push_back(float(k) * 17.0f, rng.rotation());
+            ch.rotation.set_mode(interpolation::nlerp);
+        }
+        f.c.channels.push_back(ch);
+    }
+    f.c.duration = last_key_time(f.c);
+    REQUIRE(validate_clip(f.c, f.s));
+    return f;
+}
+
+// check_lane_paths on `f`, then the widest lanes (two blocks a step where the build has them)
+// with a native tail and the public function, forward and back again.
+void check_blocks(const sample_fixture& f) {
     check_lane_paths(f);
     sampling_context wide, pub;
     local_pose out;
@@ -1137,11 +1161,15 @@ void check_constant_blocks(bool cubic) {
 } // namespace
 
 TEST_CASE("sample_clip: blocks of constant lanes (one key, or none) equal sample_track on every lane path") {
-    check_constant_blocks(false);
+    check_blocks(constant_blocks_fixture(false));
 }
 
 TEST_CASE("sample_clip: blocks of constant lanes beside a cubic spline equal sample_track on every lane path") {
-    check_constant_blocks(true);
+    check_blocks(constant_blocks_fixture(true));
+}
+
+TEST_CASE("sample_clip: rotations by nlerp beside joints without rotation keys equal sample_track on every lane path") {
+    check_blocks(nlerp_blocks_fixture());
 }
 
 TEST_CASE("sample_clip: a settled block whose one-key tracks gain keys samples them after reset()") {

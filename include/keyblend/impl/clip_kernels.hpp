@@ -47,7 +47,9 @@ struct clip_sampler {
     // Streams per component: lo, hi, 1 / (hi - lo) or 0, value 0 (dim floats), value 1 (dim floats).
     static constexpr unsigned dims[3] = {3, 4, 3};
     static constexpr unsigned base[3] = {0, 9, 20};
-    // One more stream: 1 where the joint's rotation track interpolates by nlerp, else 0.
+    // One more stream: 1 where the joint's rotation track interpolates by nlerp, 0 where by
+    // slerp (or from matrix keys), -1 where the rotation never interpolates (no track, padding):
+    // alpha is 0 there, where both interpolators give the first value, so either serves.
     static constexpr unsigned nlerp_stream = 29;
     // Cubic splines (only in a context whose clip has some, sampling_context::cubic_): per
     // component, 1 where the joint's track is a cubic spline, else 0; then per component the
@@ -573,7 +575,7 @@ struct clip_sampler {
             const std::int32_t index = j < s.size() ? c.channel_of_joint_[j] : -1;
             const transform& rest = j < s.size() ? s.bind_transforms()[j] : identity;
             for (unsigned comp = 0; comp < 3; ++comp) set_bind(c, comp, j, rest);
-            stream(c, nlerp_stream)[j] = 0.0f;
+            stream(c, nlerp_stream)[j] = -1.0f;
             if (c.cubic_)
                 for (unsigned comp = 0; comp < 3; ++comp) stream(c, cubic_stream + comp)[j] = 0.0f;
             if (index < 0) continue;
@@ -587,9 +589,8 @@ struct clip_sampler {
             c.tracks_[3 * j + rotation] = track_for<rotation>(ch);
             c.tracks_[3 * j + scale] = track_for<scale>(ch);
             c.matrix_[j] = ch.has_matrix() ? 1 : 0;
-            if (!ch.has_matrix() && !ch.rotation.empty() &&
-                ch.rotation.mode() == interpolation::nlerp)
-                stream(c, nlerp_stream)[j] = 1.0f;
+            if (ch.has_matrix() || !ch.rotation.empty())
+                stream(c, nlerp_stream)[j] = !ch.has_matrix() && ch.rotation.mode() == interpolation::nlerp ? 1.0f : 0.0f;
             if (!ch.has_matrix()) {
                 if (!ch.translation.empty() && ch.translation.mode() == interpolation::cubic_spline)
                     stream(c, cubic_stream + translation)[j] = 1.0f;
@@ -689,11 +690,12 @@ struct clip_sampler {
         quat_lanes<V> q = qa;
         if (!settled[rotation]) {
             qb = {V::load(at(r + 10)), V::load(at(r + 7)), V::load(at(r + 8)), V::load(at(r + 9))};
-            // Each interpolator only where some lane uses it.
-            constexpr unsigned all = (1u << V::width) - 1u;
-            const typename V::mask use_nlerp = V::load(at(nlerp_stream)) != zero;
+            // Each interpolator only where some lane uses it (lanes that never interpolate take
+            // the one the others use).
+            const V mode = V::load(at(nlerp_stream));
+            const typename V::mask use_nlerp = mode > zero;
             const unsigned nlerp_lanes = bits(use_nlerp);
-            if (nlerp_lanes == all) {
+            if (!bits(mode == zero)) {
                 q = nlerp(qa, qb, alpha[rotation]);
             } else {
                 q = slerp(qa, qb, alpha[rotation]);
