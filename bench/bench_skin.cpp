@@ -35,14 +35,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #if defined(__AVX2__)

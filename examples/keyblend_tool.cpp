@@ -278,9 +278,8 @@ options parse_command_line(int argc, char** argv) {
         if (o.out.empty() == o.out_dir.empty()) throw usage_error{"convert needs either -o OUT or --out-dir DIR"};
         if (!o.out.empty()) {
             if (o.inputs.size() > 1) throw usage_error{"-o names one output: give --out-dir DIR for several FILEs"};
-            std::string ext = o.out.substr(o.out.rfind('.') == std::string::npos ? o.out.size() : o.out.rfind('.'));
-            for (char& c : ext) c = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
-            if (ext != ".glb" && ext != ".gltf")
+            const std::string ext = tool::extension_of(o.out);
+            if (ext != "glb" && ext != "gltf")
                 throw usage_error{"-o names a .glb or a .gltf file, not '" + o.out + "'"};
         }
     }
@@ -293,10 +292,8 @@ options parse_command_line(int argc, char** argv) {
     if (o.command == "render") {
         if (o.set && !o.blend.empty()) throw usage_error{"render takes --set NAME or --blend NAME:WEIGHT, not both"};
         if (o.out.empty()) throw usage_error{"render needs --out FILE.png or FILE.gif"};
-        const std::size_t dot = o.out.rfind('.');
-        std::string ext = dot == std::string::npos ? std::string() : o.out.substr(dot);
-        for (char& c : ext) c = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
-        if (ext != ".png" && ext != ".gif")
+        const std::string ext = tool::extension_of(o.out);
+        if (ext != "png" && ext != "gif")
             throw usage_error{"--out names a .png (contact sheet) or a .gif (animation), not '" + o.out + "'"};
         if (o.from_seconds && o.to_seconds && *o.to_seconds < *o.from_seconds)
             throw usage_error{"--to must not be before --from"};
@@ -461,8 +458,7 @@ int info_bvh(const options& o, const keyblend::io::bvh& b) {
 /// info for a file assimp read: the same figures (JSON keys as for .X files, with "importer":
 /// "assimp" and the file's extension as "format" instead of the .X header's format and float size).
 int info_assimp(const options& o, const keyblend::assimp::scene& a) {
-    std::string format = o.file.substr(o.file.rfind('.') == std::string::npos ? o.file.size() : o.file.rfind('.') + 1);
-    for (char& c : format) c = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+    const std::string format = tool::extension_of(o.file);
     if (o.json) {
         json out;
         out["importer"] = "assimp";
@@ -681,6 +677,13 @@ bool load_gltf(const options& o, keyblend::io::parse_mode mode, tool::model& m, 
 namespace tool {
 
 bool is_left_handed(const model& m) { return m.x != nullptr; }
+
+std::string extension_of(const std::string& path) {
+    const std::size_t dot = path.rfind('.');
+    std::string ext = dot == std::string::npos ? std::string() : path.substr(dot + 1);
+    for (char& c : ext) c = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+    return ext;
+}
 
 bool reads_with_assimp(const options& o) {
 #ifdef KEYBLEND_TOOL_ASSIMP

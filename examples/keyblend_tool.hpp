@@ -132,6 +132,10 @@ bool is_left_handed(const model& m);
 /// failure prints the error and returns null (exit 1 follows).
 std::unique_ptr<model> load_model(const options& o);
 
+/// The extension of a file name, lower case and without its dot ("glb" for "Man.GLB"): what
+/// follows the last '.', or nothing.
+std::string extension_of(const std::string& path);
+
 /// True when load_model reads o.file with assimp (the tool is built with it, and --importer
 /// assimp or a file none of keyblend's loaders reads).
 bool reads_with_assimp(const options& o);

@@ -158,9 +158,10 @@ std::string format_name(const model& m) {
     if (m.g) return "glTF 2.0";
 #endif
     // Read by assimp: the file's extension says which of its formats.
-    const std::size_t dot = m.path.rfind('.');
-    std::string ext = dot == std::string::npos ? std::string("no extension") : m.path.substr(dot + 1);
-    for (char& c : ext) c = c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c;
+    std::string ext = extension_of(m.path);
+    if (ext.empty()) return "no extension";
+    for (char& c : ext)
+        if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
     return ext;
 }
 
