@@ -204,7 +204,7 @@ int render(const options& given, const model& m, double load_ms) {
     }
     const double t0 = o.from_seconds.value_or(first);
     const double t1 = std::max(o.to_seconds.value_or(std::max(last, t0)), t0);
-    const bool gif = o.out.size() >= 4 && (o.out.substr(o.out.size() - 4) == ".gif" || o.out.substr(o.out.size() - 4) == ".GIF");
+    const bool gif = extension_of(o.out) == "gif";
     int n = o.frames.value_or(gif ? std::clamp(int(std::lround((t1 - t0) * 20.0)), 1, 200) : 8);
     if (t1 == t0 && !o.frames) n = 1;
     // A contact sheet shows both ends; an animation loops, so its last frame is not the first again.
@@ -345,8 +345,9 @@ int render(const options& given, const model& m, double load_ms) {
         const double frame_seconds = n > 1 ? (t1 - t0) / n : 0.0;
         const int delay = n > 1 ? std::max(2, int(std::lround(frame_seconds * 100.0))) : 0;
         written = write_gif(o.out, pictures, delay, error);
-        layout = std::to_string(o.width) + "x" + std::to_string(o.height) + " GIF of " + std::to_string(n) +
-                 " frames, " + std::to_string(delay * 10) + " ms each, looping";
+        layout = std::to_string(o.width) + "x" + std::to_string(o.height) + " GIF of " +
+                 (n > 1 ? std::to_string(n) + " frames, " + std::to_string(delay * 10) + " ms each, looping"
+                        : std::string("1 frame"));
     } else {
         const int columns = n < 4 ? n : std::max(4, int(std::ceil(std::sqrt(double(n)))));
         const int rows = (n + columns - 1) / columns;
@@ -385,7 +386,8 @@ int render(const options& given, const model& m, double load_ms) {
         std::printf("  set '%s': %g ticks at %g ticks/s%s\n", c->name.c_str(), double(c->duration),
                     double(c->ticks_per_second), c->ticks_per_second_is_default ? " (none in the file: the default)" : "");
     if (clips.empty()) std::printf("  no animation set: the bind pose\n");
-    std::printf("  %d frames from %.3f s to %.3f s\n", n, t0, t1);
+    if (n > 1) std::printf("  %d frames from %.3f s to %.3f s\n", n, t0, t1);
+    else std::printf("  1 frame at %.3f s\n", t0);
     std::printf("  time: load %.1f ms, framing (every frame posed once) %.1f ms; per frame: pose %.3f ms, "
                 "skin %.3f ms, draw %.2f ms; encode %.1f ms\n",
                 load_ms, framing_ms, pose_ms / n, skin_ms / n, draw_ms / n, encode_ms);

@@ -750,9 +750,17 @@ TEST_CASE("render: a looping GIF at the animation's speed, --progress, --from an
     const run_result c = run({"render", *cube, "--size", "64x64", "--out", still});
     REQUIRE_MESSAGE(c.exit_code == 0, c.out);
     CHECK(contains(c.out, "no animation set: the bind pose"));
+    CHECK(contains(c.out, "1 frame at 0.000 s"));
+    CHECK(contains(c.out, "64x64 GIF of 1 frame\n"));
     const gif_animation s = read_gif(still);
     REQUIRE(s.frames.size() == 1);
     CHECK(s.frames[0].drawn() > 1000);
+    // The extension in any case names the format: a .Gif is a GIF, not a PNG under that name.
+    const std::string mixed = out_path("cube.Gif");
+    const run_result m = run({"render", *cube, "--size", "64x64", "--out", mixed});
+    REQUIRE_MESSAGE(m.exit_code == 0, m.out);
+    CHECK(contains(m.out, "64x64 GIF of 1 frame\n"));
+    CHECK(read_gif(mixed).frames.size() == 1);
 }
 
 #ifdef KEYBLEND_TOOL_ASSIMP
