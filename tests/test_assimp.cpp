@@ -764,6 +764,12 @@ TEST_CASE("load_scene: missing files, files assimp cannot read, and the .X guard
     REQUIRE_FALSE(missing);
     CHECK(missing.error().code == errc::io_error);
     CHECK(contains(missing.error().message, "/nonexistent/model.gltf: cannot open"));
+    // A folder: not handed to assimp as a file of unknown format.
+    const std::string folder = std::string(KEYBLEND_TESTS_DIR);
+    const result<ka::scene> not_a_file = ka::load_scene(folder);
+    REQUIRE_FALSE(not_a_file);
+    CHECK(not_a_file.error().code == errc::io_error);
+    CHECK(not_a_file.error().message.rfind(folder + ": cannot ", 0) == 0);
 
     const std::string junk = std::string(KEYBLEND_TESTS_DIR) + "/test_assimp.cpp";
     const result<ka::scene> unreadable = ka::load_scene(junk);

@@ -435,7 +435,11 @@ TEST_CASE("bvh bad input: not a BVH file, missing files") {
     const result<kio::bvh> missing = kio::load_bvh("/nonexistent/walk.bvh");
     REQUIRE_FALSE(missing);
     CHECK(missing.error().code == errc::io_error);
-    CHECK(contains(missing.error().message, "/nonexistent/walk.bvh: cannot read"));
+    CHECK(contains(missing.error().message, "/nonexistent/walk.bvh: cannot open: "));
+    const result<kio::bvh> folder = kio::load_bvh(".");
+    REQUIRE_FALSE(folder);
+    CHECK(folder.error().code == errc::io_error);
+    CHECK(folder.error().message.rfind(".: cannot ", 0) == 0);
 }
 
 TEST_CASE("bvh bad input: every truncation of a file") {

@@ -519,6 +519,35 @@ TEST_CASE("glTF: .gltf with an external .bin file, and load_memory refuses exter
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("glTF: a path or an external buffer that is not a file to read: an error naming it, not a crash") {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "keyblend_gltf_unreadable";
+    std::filesystem::create_directories(dir / "folder.gltf");
+    std::filesystem::create_directories(dir / "folder.bin");
+    // (A folder opens and reports an endless size on some systems: loading one used to throw
+    // std::bad_alloc.)
+    for (const std::filesystem::path& p : {dir / "folder.gltf", dir / "missing.gltf"}) {
+        CAPTURE(p.string());
+        const auto r = gltf::load(p.string());
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::io_error);
+        CHECK(r.error().message.rfind(p.string() + ": cannot ", 0) == 0);
+    }
+    // A buffer whose uri names a folder or nothing, declaring far more bytes than any file has.
+    for (const char* uri : {"folder.bin", "missing.bin"}) {
+        CAPTURE(uri);
+        gltf_builder b = character({});
+        b.set_buffer(uri);
+        b.doc["buffers"][0]["byteLength"] = std::uint64_t(1) << 50;
+        std::ofstream((dir / "leg.gltf").string()) << b.doc.dump();
+        const auto r = gltf::load((dir / "leg.gltf").string());
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::io_error);
+        CHECK(contains(r.error().message, "/buffers/0/uri"));
+        CHECK(contains(r.error().message, std::string("cannot read external buffer '") + (dir / uri).string() + "': cannot "));
+    }
+    std::filesystem::remove_all(dir);
+}
+
 // --- hostile files --------------------------------------------------------------------------
 
 namespace {

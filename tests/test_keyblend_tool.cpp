@@ -357,7 +357,7 @@ TEST_CASE("usage errors exit with 2 and say what is wrong, unreadable files and 
         {{"convert", *path, "-o", "a.fbx"}, 2, "-o names a .glb or a .gltf file, not 'a.fbx'"},
         {{"convert", *path, "--out-dir", "d", "--format", "obj"}, 2, "--format takes glb or gltf, not 'obj'"},
         {{"convert", *path, "-o", "a.glb", "--handedness", "up"}, 2, "--handedness takes left or right, not 'up'"},
-        {{"info", "/nonexistent/keyblend.x"}, 1, "keyblend: /nonexistent/keyblend.x: cannot read"},
+        {{"info", "/nonexistent/keyblend.x"}, 1, "keyblend: /nonexistent/keyblend.x: cannot open: "},
         // render
         {{"render", *path}, 2, "render needs --out FILE.png or FILE.gif"},
         {{"render", *path, "--out", "x.bmp"}, 2, "--out names a .png (contact sheet) or a .gif (animation), not 'x.bmp'"},

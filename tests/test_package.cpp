@@ -16,6 +16,8 @@
 #endif
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <random>
 #include <string>
@@ -481,6 +483,41 @@ TEST_CASE("package: a wrong checksum, a wrong version, misaligned data") {
         CHECK_FALSE(try_open(bytes, &message));
         CHECK(message.find("magic") != std::string::npos);
     }
+}
+
+TEST_CASE("package: package_file::read - a file, a missing file, a folder, an empty or cut file") {
+    const skeleton s = small_skeleton();
+    const clip c = small_clip(s, "walk", 0.0f);
+    const std::vector<unsigned char> bytes = make_package(s, {&c}, {});
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "keyblend_package_read";
+    std::filesystem::create_directories(dir / "folder.kbp");
+    const auto write = [&](const char* name, std::size_t size) {
+        const std::string path = (dir / name).string();
+        std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(size));
+        return path;
+    };
+    const result<package_file> whole = package_file::read(write("walk.kbp", bytes.size()));
+    REQUIRE_MESSAGE(whole, (whole ? "" : whole.error().message));
+    CHECK(whole->contents().clip_count() == 1);
+    CHECK(whole->contents().joint_count() == s.size());
+    // The path starts every message; the file's own failure follows it.
+    const std::string cut = write("cut.kbp", bytes.size() / 2), empty = write("empty.kbp", 0);
+    for (const std::string& path : {cut, empty}) {
+        CAPTURE(path);
+        const result<package_file> f = package_file::read(path);
+        REQUIRE_FALSE(f);
+        CHECK(f.error().message.rfind(path + ": ", 0) == 0);
+    }
+    // Neither opens as a file to read whole: an error naming the path, nothing allocated for the
+    // endless size a folder reports on some systems (this used to throw std::length_error).
+    for (const std::filesystem::path& p : {dir / "missing.kbp", dir / "folder.kbp"}) {
+        CAPTURE(p.string());
+        const result<package_file> f = package_file::read(p.string());
+        REQUIRE_FALSE(f);
+        CHECK(f.error().code == errc::io_error);
+        CHECK(f.error().message.rfind(p.string() + ": cannot ", 0) == 0);
+    }
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("package: every count, offset and size field huge, just out of range and off by one, rejected or harmless") {

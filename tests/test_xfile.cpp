@@ -1202,10 +1202,11 @@ TEST_CASE("load_xfile: files that cannot be read") {
     const result<io::xfile> missing = io::load_xfile("/nonexistent/keyblend/file.x");
     REQUIRE_FALSE(missing);
     CHECK(missing.error().code == errc::io_error);
-    CHECK(contains(missing.error().message, "/nonexistent/keyblend/file.x: cannot read"));
+    CHECK(contains(missing.error().message, "/nonexistent/keyblend/file.x: cannot open: "));
     const result<io::xfile> folder = io::load_xfile(".");
     REQUIRE_FALSE(folder);
     CHECK(folder.error().code == errc::io_error);
+    CHECK(folder.error().message.rfind(".: cannot ", 0) == 0);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -194,7 +195,9 @@ private:
     struct alignas(16) block {
         unsigned char bytes[16];
     };
-    std::vector<block> bytes_;
+    /// Room for n bytes in bytes_ (nullptr when they cannot be allocated).
+    unsigned char* allocate(std::size_t n);
+    std::unique_ptr<block[]> bytes_;
     package view_;
 };
 

@@ -13,6 +13,8 @@
 
 #include "draco.hpp"
 
+#include <keyblend/io/impl/source.hpp>
+
 #include <keyblend/impl/simd/cpu.hpp>
 
 #if KEYBLEND_CPU_X86 && (defined(__GNUC__) || defined(__clang__))
@@ -26,7 +28,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <numeric>
 #include <unordered_map>
@@ -666,17 +667,18 @@ bool loader::read_external(const std::string& uri, const std::string& where, std
         return fail(errc::io_error, where,
                     "external buffer '" + excerpt(uri) + "' cannot be read: no base directory (load_memory)");
     const std::string path = base_directory_ + "/" + percent_decode(uri);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return fail(errc::io_error, where, "cannot open external buffer '" + excerpt(path) + "'");
-    in.seekg(0, std::ios::end);
-    const std::streamoff end = in.tellg();
-    if (end < 0) return fail(errc::io_error, where, "cannot read external buffer '" + excerpt(path) + "'");
-    in.seekg(0, std::ios::beg);
-    // The file's own size proves what is allocated; no more than the buffer's byteLength is used.
-    const std::size_t n = std::min(static_cast<std::size_t>(end), length);
-    b.owned.resize(n);
-    if (n && !in.read(reinterpret_cast<char*>(b.owned.data()), static_cast<std::streamsize>(n)))
-        return fail(errc::io_error, where, "cannot read external buffer '" + excerpt(path) + "'");
+    // No more than the buffer's byteLength is read (a shorter file: buffers() reports it).
+    std::size_t n = 0;
+    const status read = keyblend::impl::read_file(
+        path, length,
+        [&b](std::size_t size) {
+            b.owned.resize(size);
+            return b.owned.data();
+        },
+        n);
+    if (!read) // (the reason after the path, which is quoted cut to a message's length)
+        return fail(errc::io_error, where,
+                    "cannot read external buffer '" + excerpt(path) + "': " + read.error().message.substr(path.size() + 2));
     return true;
 }
 
@@ -2733,16 +2735,10 @@ result<model> load(const std::string& path, const io::load_options& options) {
         }
     }
 #endif
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return error{errc::io_error, path + ": cannot open the file", error::no_index};
-    in.seekg(0, std::ios::end);
-    const std::streamoff end = in.tellg();
-    if (end < 0) return error{errc::io_error, path + ": cannot read the file", error::no_index};
-    in.seekg(0, std::ios::beg);
-    std::vector<unsigned char> bytes(static_cast<std::size_t>(end));
-    if (!bytes.empty() && !in.read(reinterpret_cast<char*>(bytes.data()), end))
-        return error{errc::io_error, path + ": cannot read the file", error::no_index};
-    return load_memory(bytes.data(), bytes.size(), options, path, directory);
+    std::unique_ptr<unsigned char[]> bytes;
+    std::size_t size = 0;
+    if (status st = io::impl::read_whole_file(path, bytes, size); !st) return st.error();
+    return load_memory(bytes.get(), size, options, path, directory);
 }
 
 } // namespace KEYBLEND_IO_GLM_LAYOUT

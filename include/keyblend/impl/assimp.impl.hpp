@@ -4,6 +4,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "read_file.hpp"
+
 #include <assimp/DefaultLogger.hpp>
 #include <assimp/Importer.hpp>
 #include <assimp/LogStream.hpp>
@@ -799,24 +801,23 @@ inline result<scene> from_scene(const aiScene& source, const options& opts,
 
 inline result<scene> load_scene(const std::string& path, const options& opts) {
     if (status ok = impl::check_options(opts, path); !ok) return ok.error();
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f)
-        return keyblend::impl::make_error(errc::io_error,
-                                          path + ": cannot open: " + std::strerror(errno));
-    char head[4] = {};
-    const bool is_x = std::fread(head, 1, 4, f) == 4 && std::memcmp(head, "xof ", 4) == 0;
+    // The first bytes, to tell an .X file (and a path that is not a readable file, which assimp
+    // would report as an unknown format).
+    unsigned char head[4] = {};
+    std::size_t got = 0;
+    const auto into_head = [&head](std::size_t) { return head; };
+    if (status st = keyblend::impl::read_file(path, sizeof head, into_head, got); !st) return st.error();
+    const bool is_x = got == sizeof head && std::memcmp(head, "xof ", 4) == 0;
     std::vector<unsigned char> bytes;
     if (is_x && opts.check_xfiles) {
         // The whole file, once: keyblend's parser checks it, assimp reads the same bytes.
-        std::rewind(f);
-        unsigned char buf[65536];
-        for (std::size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;)
-            bytes.insert(bytes.end(), buf, buf + got);
+        std::size_t size = 0;
+        const auto into_bytes = [&bytes](std::size_t n) {
+            bytes.resize(n);
+            return bytes.data();
+        };
+        if (status st = keyblend::impl::read_whole_file(path, into_bytes, size); !st) return st.error();
     }
-    const bool read_error = std::ferror(f) != 0;
-    std::fclose(f);
-    if (read_error)
-        return keyblend::impl::make_error(errc::io_error, path + ": cannot read the file");
 
     impl::assimp_messages log(opts.assimp_messages);
     Assimp::Importer importer;

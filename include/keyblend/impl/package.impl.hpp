@@ -25,9 +25,11 @@
 //   bone's name, each material's name and texture file, each morph target's name.
 #pragma once
 
+#include "read_file.hpp"
+
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
+#include <new>
 #include <numeric>
 #include <string>
 
@@ -598,32 +600,28 @@ inline io::mesh package_mesh::to_mesh() const {
     return out;
 }
 
+inline unsigned char* package_file::allocate(std::size_t n) {
+    bytes_.reset(new (std::nothrow) block[n / sizeof(block) + 1]);
+    return bytes_ ? bytes_[0].bytes : nullptr;
+}
+
 inline result<package_file> package_file::copy(const void* data, std::size_t size) {
     package_file f;
-    f.bytes_.resize((size + 15) / 16);
-    if (size) std::memcpy(f.bytes_.data(), data, size);
-    result<package> v = package::view(f.bytes_.data(), size);
+    unsigned char* bytes = f.allocate(size);
+    if (!bytes) return impl::make_error(errc::io_error, "cannot allocate " + std::to_string(size) + " bytes for a package");
+    if (size) std::memcpy(bytes, data, size);
+    result<package> v = package::view(bytes, size);
     if (!v) return v.error();
     f.view_ = *v;
     return f;
 }
 
 inline result<package_file> package_file::read(const std::string& path) {
-    std::FILE* file = std::fopen(path.c_str(), "rb");
-    if (!file) return impl::make_error(errc::io_error, path + ": cannot open the file");
     package_file f;
     std::size_t size = 0;
-    bool ok = std::fseek(file, 0, SEEK_END) == 0;
-    const long end = ok ? std::ftell(file) : -1;
-    ok = ok && end >= 0 && std::fseek(file, 0, SEEK_SET) == 0;
-    if (ok) {
-        size = static_cast<std::size_t>(end);
-        f.bytes_.resize((size + 15) / 16);
-        ok = size == 0 || std::fread(f.bytes_.data(), 1, size, file) == size;
-    }
-    std::fclose(file);
-    if (!ok) return impl::make_error(errc::io_error, path + ": cannot read the file");
-    result<package> v = package::view(f.bytes_.data(), size);
+    if (status st = impl::read_whole_file(path, [&f](std::size_t n) { return f.allocate(n); }, size); !st)
+        return st.error();
+    result<package> v = package::view(f.bytes_[0].bytes, size);
     if (!v) return impl::make_error(v.error().code, path + ": " + v.error().message, v.error().index);
     f.view_ = *v;
     return f;

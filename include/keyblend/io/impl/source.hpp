@@ -6,18 +6,15 @@
 #pragma once
 
 #include "../../error.hpp"
+#include "../../impl/read_file.hpp"
 #include "../model.hpp" // KEYBLEND_IO_GLM_LAYOUT
 
-#include <cerrno>
 #include <cstddef>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <limits>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 namespace keyblend {
 namespace io {
@@ -74,30 +71,17 @@ struct tally {
     }
 };
 
-/// The whole file at `path`, in one read: `bytes` (not zeroed: every byte is read) and `size`.
-/// errc::io_error, the message starting with the path, when it cannot be opened or read whole.
+/// The whole file at `path`, in one read (keyblend::impl::read_whole_file): `bytes` (not zeroed:
+/// every byte is read) and `size`.
 inline status read_whole_file(const std::string& path, std::unique_ptr<unsigned char[]>& bytes,
                               std::size_t& size) {
-    std::error_code ec;
-    const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
-    if (ec)
-        return keyblend::impl::make_error(errc::io_error, path + ": cannot read: " + ec.message());
-    if (file_size > std::numeric_limits<std::size_t>::max() / 2)
-        return keyblend::impl::make_error(errc::io_error, path + ": too large to read into memory");
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr)
-        return keyblend::impl::make_error(errc::io_error,
-                                          path + ": cannot open: " + std::strerror(errno));
-    const auto n = static_cast<std::size_t>(file_size);
-    bytes.reset(new unsigned char[n > 0 ? n : 1]);
-    const std::size_t got = n == 0 ? 0 : std::fread(bytes.get(), 1, n, f);
-    const bool failed = std::ferror(f) != 0;
-    std::fclose(f);
-    if (failed || got != n)
-        return keyblend::impl::make_error(errc::io_error, path + ": read " + std::to_string(got) +
-                                                              " of " + std::to_string(n) + " bytes");
-    size = n;
-    return {};
+    return keyblend::impl::read_whole_file(
+        path,
+        [&bytes](std::size_t n) {
+            bytes.reset(new (std::nothrow) unsigned char[n > 0 ? n : 1]);
+            return bytes.get();
+        },
+        size);
 }
 
 } // namespace impl
