@@ -677,6 +677,37 @@ TEST_CASE("glTF: influences from one, two and three JOINTS/WEIGHTS sets: by decr
     }
 }
 
+TEST_CASE("glTF: more than 8 influences keep the 8 largest at the vertex's former sum, finite even near FLT_MAX") {
+    // Three sets (12 slots a vertex) on the leg's 12 vertices: vertex 0 has 10 influences of
+    // 0.1, vertex 1 nine of 3e38 (whose sums overflow a float: they used to become NaN), the
+    // others one of 1.
+    std::vector<float> joints(3 * 12 * 4, 0.0f), weights(3 * 12 * 4, 0.0f);
+    const auto slot = [](std::size_t v, std::size_t i) { return ((i / 4) * 12 + v) * 4 + i % 4; };
+    for (std::size_t v = 0; v < 12; ++v) weights[slot(v, 0)] = 1.0f;
+    for (std::size_t i = 0; i < 10; ++i) {
+        joints[slot(0, i)] = static_cast<float>(i % 3);
+        weights[slot(0, i)] = 0.1f;
+    }
+    for (std::size_t i = 0; i < 9; ++i) {
+        joints[slot(1, i)] = static_cast<float>(i % 3);
+        weights[slot(1, i)] = 3e38f;
+    }
+    gltf_builder b = character_with_influences(joints, weights, 3, kbtest::gl_unsigned_byte);
+    const auto m = load_bytes(b.glb(), io::parse_mode::lenient);
+    REQUIRE_MESSAGE(m, (m ? "" : m.error().message));
+    CHECK(has_warning(*m, "2 vertices have more than 8 influences"));
+    const auto leg = std::find_if(m->meshes.begin(), m->meshes.end(), [](const auto& mi) { return mi.mesh_index == 0; });
+    REQUIRE(leg != m->meshes.end());
+    const io::mesh_skin& k = leg->skin;
+    REQUIRE(k.influences_per_vertex == 8);
+    double sum = 0.0;
+    for (std::size_t i = 0; i < 8; ++i) sum += static_cast<double>(k.weights[i]);
+    CHECK(sum == doctest::Approx(1.0).epsilon(1e-6));
+    // 9 x 3e38 over 8 of them is 3.375e38 each: within a float, and so written.
+    for (std::size_t i = 8; i < 16; ++i) CHECK(k.weights[i] == doctest::Approx(3.375e38).epsilon(1e-6));
+    for (float w : k.weights) CHECK(is_finite(w));
+}
+
 TEST_CASE("glTF: influences of a primitive whose vertex count is not a multiple of four or eight, clean and damaged") {
     // (The loader orders groups of four or eight vertices at once, the last vertices one at a
     // time; damage anywhere sends every vertex down the one-at-a-time path, which names it.)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -18,7 +19,6 @@
 #include <fstream>
 #include <iterator>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -657,20 +657,26 @@ AnimationSet S { Animation { { <00000000-0000-0000-0000-000000000000> } } }
                    "animates frame <00000000-0000-0000-0000-000000000000>, which does not exist"));
 }
 
-TEST_CASE(
-    "more than 8 influences: the 8 largest are kept, rescaled to the same sum, with a warning") {
+namespace {
+
+/// A triangle whose vertex 0 has one influence of each of ten bones B0 .. B9, of `weights` (as
+/// the file writes them).
+std::string ten_influences(const std::vector<std::string>& weights) {
     std::string text = "xof 0303txt 0032\n";
     for (int b = 0; b < 10; ++b) text += "Frame B" + std::to_string(b) + " { }\n";
     text += "Mesh { 3; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;; 1; 3;0,1,2;;\n";
-    const float weights[10] = {0.02f, 0.2f, 0.1f, 0.05f, 0.03f, 0.15f, 0.12f, 0.13f, 0.1f, 0.1f};
-    for (int b = 0; b < 10; ++b) {
-        std::ostringstream w;
-        w << weights[b];
-        text += " SkinWeights { \"B" + std::to_string(b) + "\"; 1; 0; " + w.str() +
+    for (std::size_t b = 0; b < weights.size(); ++b)
+        text += " SkinWeights { \"B" + std::to_string(b) + "\"; 1; 0; " + weights[b] +
                 "; 1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0,0.0,0.0,0.0,0.0,1.0;; }\n";
-    }
-    text += "}\n";
-    const result<io::xfile> r = load(text);
+    return text + "}\n";
+}
+
+} // namespace
+
+TEST_CASE(
+    "more than 8 influences: the 8 largest are kept, rescaled to the same sum, with a warning") {
+    const result<io::xfile> r =
+        load(ten_influences({"0.02", "0.2", "0.1", "0.05", "0.03", "0.15", "0.12", "0.13", "0.1", "0.1"}));
     REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
     const io::mesh_skin& k = r->meshes.at(0).skin;
     REQUIRE(k.influences_per_vertex == 8);
@@ -687,6 +693,17 @@ TEST_CASE(
     REQUIRE(r->warnings.size() == 2);
     CHECK(contains(r->warnings[0].message, "1 vertices have more than 8 influences"));
     CHECK(contains(r->warnings[1].message, "2 vertices have no bone influence"));
+}
+
+TEST_CASE("more than 8 influences of weights near FLT_MAX: rescaled weights held to the largest float") {
+    // Ten weights of 3e38: the 8 kept, scaled by 10 / 8, would be 3.75e38, past FLT_MAX (they
+    // used to become infinite).
+    const result<io::xfile> r = load(ten_influences(std::vector<std::string>(10, "3e38")));
+    REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
+    const io::mesh_skin& k = r->meshes.at(0).skin;
+    REQUIRE(k.influences_per_vertex == 8);
+    for (std::size_t i = 0; i < 8; ++i) CHECK(k.weights[i] == FLT_MAX);
+    CHECK(contains(r->warnings.at(0).message, "1 vertices have more than 8 influences"));
 }
 
 TEST_CASE(

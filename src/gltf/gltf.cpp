@@ -2006,10 +2006,13 @@ bool loader::decode_primitive(std::size_t mi, std::size_t pi) {
                 off_sum += static_cast<std::size_t>(std::fabs(sum - 1.0f) > 1e-3f);
                 if (used > io::max_influences_per_vertex) {
                     ++over;
-                    float kept = 0.0f;
-                    for (std::size_t i = 0; i < io::max_influences_per_vertex; ++i) kept += in[i].weight;
+                    // (In double: the float sums of weights near FLT_MAX overflow, and inf / inf is NaN.)
+                    double kept = 0.0, total = 0.0;
+                    for (std::size_t i = 0; i < used; ++i)
+                        (i < io::max_influences_per_vertex ? kept : total) += static_cast<double>(in[i].weight);
+                    total += kept;
                     used = io::max_influences_per_vertex;
-                    for (std::size_t i = 0; i < used; ++i) in[i].weight *= sum / kept;
+                    for (std::size_t i = 0; i < used; ++i) in[i].weight = io::impl::rescaled_weight(in[i].weight, total / kept);
                 }
                 k = std::max(k, used);
                 for (std::size_t i = 0; i < used; ++i) {

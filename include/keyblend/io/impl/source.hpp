@@ -9,6 +9,8 @@
 #include "../../impl/read_file.hpp"
 #include "../model.hpp" // KEYBLEND_IO_GLM_LAYOUT
 
+#include <algorithm>
+#include <cfloat>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -70,6 +72,13 @@ struct tally {
         return w;
     }
 };
+
+/// An influence's weight rescaled by `scale` (a vertex's former sum over the sum of the weights it
+/// keeps, computed in double), held to the largest float: weights near FLT_MAX are absurd but
+/// finite in a file, and the loaders promise finite weights.
+inline float rescaled_weight(float weight, double scale) {
+    return static_cast<float>(std::min(static_cast<double>(weight) * scale, static_cast<double>(FLT_MAX)));
+}
 
 /// The whole file at `path`, in one read (keyblend::impl::read_whole_file): `bytes` (not zeroed:
 /// every byte is read) and `size`.

@@ -299,9 +299,8 @@ private:
             for (std::size_t i = 0; i < n; ++i)
                 (i < used ? kept_sum : total) += static_cast<double>(begin[i].weight);
             total += kept_sum;
-            float scale = 1.0f;
-            if ((n > k || lost_some) && kept_sum != 0.0)
-                scale = static_cast<float>(total / kept_sum);
+            double scale = 1.0;
+            if ((n > k || lost_some) && kept_sum != 0.0) scale = total / kept_sum;
             too_many += n > k;
             if (used == 0 && lost_some && follow != no_bone) {
                 skin.bone_indices[v * k] = static_cast<std::uint16_t>(follow);
@@ -313,7 +312,7 @@ private:
             double sum = 0.0;
             for (std::size_t i = 0; i < used; ++i) {
                 skin.bone_indices[v * k + i] = begin[i].bone;
-                skin.weights[v * k + i] = begin[i].weight * scale;
+                skin.weights[v * k + i] = scale == 1.0 ? begin[i].weight : rescaled_weight(begin[i].weight, scale);
                 sum += static_cast<double>(skin.weights[v * k + i]);
             }
             off_one += used > 0 && std::fabs(sum - 1.0) > 1e-3;
