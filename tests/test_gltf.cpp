@@ -523,8 +523,7 @@ TEST_CASE("glTF: a path or an external buffer that is not a file to read: an err
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "keyblend_gltf_unreadable";
     std::filesystem::create_directories(dir / "folder.gltf");
     std::filesystem::create_directories(dir / "folder.bin");
-    // (A folder opens and reports an endless size on some systems: loading one used to throw
-    // std::bad_alloc.)
+    // (A folder opens and reports an endless size on some systems: nothing may be allocated for it.)
     for (const std::filesystem::path& p : {dir / "folder.gltf", dir / "missing.gltf"}) {
         CAPTURE(p.string());
         const auto r = gltf::load(p.string());
@@ -679,8 +678,8 @@ TEST_CASE("glTF: influences from one, two and three JOINTS/WEIGHTS sets: by decr
 
 TEST_CASE("glTF: more than 8 influences keep the 8 largest at the vertex's former sum, finite even near FLT_MAX") {
     // Three sets (12 slots a vertex) on the leg's 12 vertices: vertex 0 has 10 influences of
-    // 0.1, vertex 1 nine of 3e38 (whose sums overflow a float: they used to become NaN), the
-    // others one of 1.
+    // 0.1, vertex 1 nine of 3e38 (whose sums overflow a float, and inf / inf is NaN), the others
+    // one of 1.
     std::vector<float> joints(3 * 12 * 4, 0.0f), weights(3 * 12 * 4, 0.0f);
     const auto slot = [](std::size_t v, std::size_t i) { return ((i / 4) * 12 + v) * 4 + i % 4; };
     for (std::size_t v = 0; v < 12; ++v) weights[slot(v, 0)] = 1.0f;

@@ -508,8 +508,8 @@ TEST_CASE("package: package_file::read - a file, a missing file, a folder, an em
         REQUIRE_FALSE(f);
         CHECK(f.error().message.rfind(path + ": ", 0) == 0);
     }
-    // Neither opens as a file to read whole: an error naming the path, nothing allocated for the
-    // endless size a folder reports on some systems (this used to throw std::length_error).
+    // Neither opens as a file to read whole: an error naming the path, and nothing allocated for
+    // the endless size a folder reports on some systems.
     for (const std::filesystem::path& p : {dir / "missing.kbp", dir / "folder.kbp"}) {
         CAPTURE(p.string());
         const result<package_file> f = package_file::read(p.string());

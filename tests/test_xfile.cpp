@@ -696,8 +696,8 @@ TEST_CASE(
 }
 
 TEST_CASE("more than 8 influences of weights near FLT_MAX: rescaled weights held to the largest float") {
-    // Ten weights of 3e38: the 8 kept, scaled by 10 / 8, would be 3.75e38, past FLT_MAX (they
-    // used to become infinite).
+    // Ten weights of 3e38: the 8 kept, scaled by 10 / 8, would be 3.75e38, past FLT_MAX: held
+    // there, not infinite.
     const result<io::xfile> r = load(ten_influences(std::vector<std::string>(10, "3e38")));
     REQUIRE_MESSAGE(r, (r ? "" : r.error().message));
     const io::mesh_skin& k = r->meshes.at(0).skin;
