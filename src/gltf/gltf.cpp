@@ -670,16 +670,13 @@ bool loader::read_external(const std::string& uri, const std::string& where, std
     // No more than the buffer's byteLength is read (a shorter file: buffers() reports it).
     std::size_t n = 0;
     const status read = keyblend::impl::read_file(
-        path, length,
+        path, "external buffer '" + excerpt(path) + "'", length,
         [&b](std::size_t size) {
             b.owned.resize(size);
             return b.owned.data();
         },
         n);
-    if (!read) // (the reason after the path, which is quoted cut to a message's length)
-        return fail(errc::io_error, where,
-                    "cannot read external buffer '" + excerpt(path) + "': " + read.error().message.substr(path.size() + 2));
-    return true;
+    return read ? true : fail(errc::io_error, where, read.error().message);
 }
 
 bool loader::buffers(dom::object root) {

@@ -20,18 +20,19 @@ namespace impl {
 
 /// The first `limit` bytes of the file at `path` (all of it when shorter), in one read, into the
 /// memory `room(n)` returns for them (`room` is called once, n may be 0; it returns nullptr when
-/// it cannot allocate n > 0 bytes). `size` is n. Errors (errc::io_error, the message starting with
-/// the path): the file cannot be opened, or read (a directory: "cannot read: Is a directory" —
+/// it cannot allocate n > 0 bytes). `size` is n. Errors (errc::io_error, the message "NAME:
+/// REASON", NAME being how the caller names the file): the file cannot be opened, or read (a directory: "cannot read: Is a directory" —
 /// the first byte is read before anything is allocated, because a directory opens and reports
 /// an endless size on some systems), is larger than half the address space, the memory cannot
 /// be allocated, or fewer bytes arrive than its size said.
 template <class Room>
-status read_file(const std::string& path, std::uint64_t limit, Room&& room, std::size_t& size) {
+status read_file(const std::string& path, const std::string& name, std::uint64_t limit, Room&& room,
+                 std::size_t& size) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr) return make_error(errc::io_error, path + ": cannot open: " + std::strerror(errno));
+    if (f == nullptr) return make_error(errc::io_error, name + ": cannot open: " + std::strerror(errno));
     const auto fail = [&](const std::string& why) {
         std::fclose(f);
-        return status(make_error(errc::io_error, path + ": " + why));
+        return status(make_error(errc::io_error, name + ": " + why));
     };
     errno = 0;
     const int first = std::fgetc(f);
@@ -58,6 +59,12 @@ status read_file(const std::string& path, std::uint64_t limit, Room&& room, std:
     std::fclose(f);
     size = n;
     return {};
+}
+
+/// read_file with the path as the file's name.
+template <class Room>
+status read_file(const std::string& path, std::uint64_t limit, Room&& room, std::size_t& size) {
+    return read_file(path, path, limit, room, size);
 }
 
 /// The whole file (read_file without a limit).

@@ -87,7 +87,7 @@ inline status read_whole_file(const std::string& path, std::unique_ptr<unsigned 
     return keyblend::impl::read_whole_file(
         path,
         [&bytes](std::size_t n) {
-            bytes.reset(new (std::nothrow) unsigned char[n > 0 ? n : 1]);
+            bytes.reset(new (std::nothrow) unsigned char[n]);
             return bytes.get();
         },
         size);

@@ -312,7 +312,7 @@ private:
             double sum = 0.0;
             for (std::size_t i = 0; i < used; ++i) {
                 skin.bone_indices[v * k + i] = begin[i].bone;
-                skin.weights[v * k + i] = scale == 1.0 ? begin[i].weight : rescaled_weight(begin[i].weight, scale);
+                skin.weights[v * k + i] = rescaled_weight(begin[i].weight, scale);
                 sum += static_cast<double>(skin.weights[v * k + i]);
             }
             off_one += used > 0 && std::fabs(sum - 1.0) > 1e-3;
