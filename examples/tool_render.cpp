@@ -370,8 +370,8 @@ int render(const options& given, const model& m, double load_ms) {
         for (int f = 0; f < n; ++f) sheet.paste(pictures[std::size_t(f)], (f % columns) * o.width, title + (f / columns) * o.height);
         written = sheet.write_png(o.out, error);
         layout = std::to_string(sheet.width()) + "x" + std::to_string(sheet.height()) + " PNG contact sheet, " +
-                 std::to_string(columns) + " x " + std::to_string(rows) + " frames of " + std::to_string(o.width) + "x" +
-                 std::to_string(o.height);
+                 (n > 1 ? std::to_string(n) + " frames" : std::string("1 frame")) + " of " + std::to_string(o.width) +
+                 "x" + std::to_string(o.height) + " in a " + std::to_string(columns) + " x " + std::to_string(rows) + " grid";
     }
     const double encode_ms = ms_since(start);
     if (!written) {

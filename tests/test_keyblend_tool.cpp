@@ -688,7 +688,7 @@ TEST_CASE("render: a PNG contact sheet of N labelled frames that move") {
     CHECK(contains(r.out, "read by keyblend): 48 joints, 1 meshes (4432 vertices)"));
     CHECK(contains(r.out, "6 frames from 0.000 s to 1.033 s")); // 4960 ticks at 4800/s
     for (const char* stage : {"load ", "framing ", "pose ", "skin ", "draw ", "encode "}) CHECK(contains(r.out, stage));
-    CHECK(contains(r.out, "wrote " + png + ": 480x214 PNG contact sheet, 4 x 2 frames of 120x100"));
+    CHECK(contains(r.out, "wrote " + png + ": 480x214 PNG contact sheet, 6 frames of 120x100 in a 4 x 2 grid"));
     const picture sheet = read_png(png);
     REQUIRE(sheet.width == 480);
     REQUIRE(sheet.height == 214); // 14 pixels of caption, 2 rows of 100
@@ -761,6 +761,10 @@ TEST_CASE("render: a looping GIF at the animation's speed, --progress, --from an
     REQUIRE_MESSAGE(m.exit_code == 0, m.out);
     CHECK(contains(m.out, "64x64 GIF of 1 frame\n"));
     CHECK(read_gif(mixed).frames.size() == 1);
+    // The same still as a contact sheet: the count and the grid said as they are.
+    const run_result p = run({"render", *cube, "--size", "64x64", "--out", out_path("cube.png")});
+    REQUIRE_MESSAGE(p.exit_code == 0, p.out);
+    CHECK(contains(p.out, "PNG contact sheet, 1 frame of 64x64 in a 1 x 1 grid\n"));
 }
 
 #ifdef KEYBLEND_TOOL_ASSIMP
