@@ -519,6 +519,41 @@ TEST_CASE("glTF: .gltf with an external .bin file, and load_memory refuses exter
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("glTF write in this build's GLM layout: vec3 attributes packed, three-component bounds") {
+    // (Under GLM_FORCE_DEFAULT_ALIGNED_GENTYPES a glm::vec3 is 16 bytes; its padding is not data.)
+    std::vector<joint_desc> joints(1);
+    joints[0].name = "root";
+    const skeleton s = skeleton::from_parents(joints).value();
+    io::mesh m;
+    m.name = "triangle";
+    m.joint = 0;
+    m.positions = {{0, 0, 0}, {1, 2, 3}, {-4, 5, -6}};
+    m.normals = {{0, 0, 1}, {0, 1, 0}, {1, 0, 0}};
+    m.indices = {0, 1, 2};
+    gltf::asset a;
+    a.skeleton = &s;
+    a.meshes = {&m};
+    gltf::write_options o;
+    o.source = gltf::handedness::right;
+    std::vector<unsigned char> text, bin;
+    REQUIRE(gltf::write_memory(a, gltf::container::gltf, text, bin, o));
+    const ojson doc = ojson::parse(text.begin(), text.end());
+    const ojson& attributes = doc["meshes"][0]["primitives"][0]["attributes"];
+    const ojson& position = doc["accessors"][attributes["POSITION"].get<std::size_t>()];
+    CHECK(position["count"] == 3);
+    CHECK(position["min"] == ojson::array({-4.0, 0.0, -6.0}));
+    CHECK(position["max"] == ojson::array({1.0, 5.0, 3.0}));
+    CHECK(doc["accessors"][attributes["NORMAL"].get<std::size_t>()]["count"] == 3);
+    CHECK(doc["bufferViews"][position["bufferView"].get<std::size_t>()]["byteLength"] == 36);
+    std::vector<unsigned char> glb, none;
+    REQUIRE(gltf::write_memory(a, gltf::container::glb, glb, none, o));
+    const auto back = load_bytes(glb, io::parse_mode::strict);
+    REQUIRE_MESSAGE(back, (back ? "" : back.error().message));
+    REQUIRE(back->meshes.size() == 1);
+    CHECK(back->meshes[0].positions == m.positions);
+    CHECK(back->meshes[0].normals == m.normals);
+}
+
 TEST_CASE("glTF: a path or an external buffer that is not a file to read: an error naming it, not a crash") {
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "keyblend_gltf_unreadable";
     std::filesystem::create_directories(dir / "folder.gltf");

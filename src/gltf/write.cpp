@@ -407,31 +407,47 @@ std::size_t writer::add_accessor(accessor_record r) {
     return accessors_.size() - 1;
 }
 
-/// One view and one accessor for `values` (float, glm vectors or matrices of floats, or unsigned
-/// integers), `with_bounds`: min and max per component (POSITION, animation inputs).
+/// One view and one accessor for `values` (floats, glm vectors or matrices of floats, or unsigned
+/// integers), `with_bounds`: min and max per component (POSITION, animation inputs). A glm vector
+/// with padding (glm::vec3 is 16 bytes under GLM_FORCE_DEFAULT_ALIGNED_GENTYPES) is written as
+/// its components, packed.
 template <class T>
 std::size_t writer::add_data(const std::vector<T>& values, unsigned component_type, const char* type,
                              unsigned target, bool with_bounds) {
-    accessor_record r;
-    r.view = add_view(values.data(), values.size() * sizeof(T), target);
-    const std::size_t component_bytes = component_type == gl_unsigned_byte ? 1 : component_type == gl_unsigned_short ? 2 : 4;
     const std::string_view t(type);
     const std::size_t components = t == "SCALAR" ? 1 : t == "VEC2" ? 2 : t == "VEC3" ? 3 : t == "VEC4" ? 4 : 16;
-    r.count = values.size() * sizeof(T) / (component_bytes * components);
+    accessor_record r;
     r.component_type = component_type;
     r.type = type;
-    if constexpr (sizeof(T) % sizeof(float) == 0 && !std::is_integral<T>::value) {
-        if (!with_bounds || values.empty()) return add_accessor(std::move(r));
-        constexpr std::size_t n = sizeof(T) / sizeof(float);
-        r.min.assign(n, 0.0f);
-        r.max.assign(n, 0.0f);
-        for (std::size_t i = 0; i < values.size(); ++i) {
-            float c[n];
-            std::memcpy(c, &values[i], sizeof(T));
-            for (std::size_t k = 0; k < n; ++k) {
-                if (i == 0 || c[k] < r.min[k]) r.min[k] = c[k];
-                if (i == 0 || c[k] > r.max[k]) r.max[k] = c[k];
-            }
+    if constexpr (std::is_integral<T>::value) {
+        r.view = add_view(values.data(), values.size() * sizeof(T), target);
+        r.count = values.size() / components;
+    } else {
+        static_assert(sizeof(T) % sizeof(float) == 0, "floats, or glm types of floats");
+        constexpr std::size_t stored = sizeof(T) / sizeof(float); // floats per value
+        // One float per value (a flat array), or one element per value, perhaps with padding.
+        r.count = stored == 1 ? values.size() / components : values.size();
+        const std::size_t used = stored == 1 ? 1 : components;     // floats of each value written
+        std::vector<float> packed;
+        const float* floats = nullptr;
+        if (used == stored) {
+            floats = reinterpret_cast<const float*>(values.data());
+        } else {
+            packed.resize(values.size() * used);
+            for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(&packed[i * used], &values[i], used * sizeof(float));
+            floats = packed.data();
+        }
+        r.view = add_view(floats, r.count * components * sizeof(float), target);
+        if (with_bounds && r.count > 0) {
+            r.min.assign(components, 0.0f);
+            r.max.assign(components, 0.0f);
+            for (std::size_t i = 0; i < r.count; ++i)
+                for (std::size_t k = 0; k < components; ++k) {
+                    float c;
+                    std::memcpy(&c, reinterpret_cast<const unsigned char*>(floats) + (i * components + k) * sizeof(float), sizeof c);
+                    if (i == 0 || c < r.min[k]) r.min[k] = c;
+                    if (i == 0 || c > r.max[k]) r.max[k] = c;
+                }
         }
     }
     return add_accessor(std::move(r));
