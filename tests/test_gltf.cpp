@@ -519,6 +519,62 @@ TEST_CASE("glTF: .gltf with an external .bin file, and load_memory refuses exter
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("glTF: base colour images in a buffer view or a data: URI are imported once and shared, broken ones dropped") {
+    const std::vector<unsigned char> png = {0x89, 'P', 'N', 'G', 13, 10, 26, 10, 1, 2, 3, 4, 5};
+    const std::vector<unsigned char> jpeg = {0xFF, 0xD8, 0xFF, 0xE0, 9, 8, 7, 0xFF, 0xD9};
+    gltf_builder b = character({});
+    const std::size_t view = b.add_view(png);
+    b.doc["images"] = ojson::array({
+        {{"bufferView", view}, {"mimeType", "image/png"}},                  // 0: in the buffer
+        {{"uri", "data:image/jpeg;base64," + kbtest::base64_encode(jpeg)}}, // 1: in the JSON
+        {{"bufferView", view}},                                             // 2: no mimeType
+        {{"uri", "data:image/png,not base64"}},                             // 3
+        {{"uri", "skins/leg.png"}},                                         // 4: a file
+        {{"bufferView", view}, {"mimeType", "image/png"}}});                // 5: no material uses it
+    // Materials 0 and 1 share image 0; material k > 1 uses image k - 1; primitive k has material k.
+    const std::size_t sources[] = {0, 0, 1, 2, 3, 4};
+    ojson& primitives = b.doc["meshes"][0]["primitives"];
+    const ojson primitive = primitives[0];
+    primitives = ojson::array();
+    for (std::size_t k = 0; k < 6; ++k) {
+        b.add("textures", {{"source", sources[k]}});
+        b.add("materials", {{"pbrMetallicRoughness", {{"baseColorTexture", {{"index", k}}}}}});
+        ojson p = primitive;
+        p["material"] = k;
+        primitives.push_back(p);
+    }
+    for (const bool binary : {true, false}) {
+        CAPTURE(binary);
+        const auto m = load_bytes(binary ? b.glb() : bytes_of(b.gltf_text()));
+        REQUIRE_MESSAGE(m, (m ? "" : m.error().message));
+        std::vector<const io::material*> material(6, nullptr);
+        for (const gltf::mesh_instance& i : m->meshes)
+            if (i.mesh_index == 0 && !i.materials.empty()) material[i.primitive_index] = &i.materials[0];
+        for (const io::material* x : material) REQUIRE(x != nullptr);
+        REQUIRE(material[0]->texture_image);
+        CHECK(material[0]->texture_image->mime_type == "image/png");
+        CHECK(material[0]->texture_image->bytes == png);
+        CHECK(material[0]->texture_file == "image 0");
+        CHECK(material[1]->texture_image == material[0]->texture_image); // one copy, shared
+        REQUIRE(material[2]->texture_image);
+        CHECK(material[2]->texture_image->mime_type == "image/jpeg");
+        CHECK(material[2]->texture_image->bytes == jpeg);
+        CHECK(material[2]->texture_file == "image 1");
+        // Dropped with a warning naming the place: no image, the name kept.
+        CHECK_FALSE(material[3]->texture_image);
+        CHECK(material[3]->texture_file == "image 2");
+        CHECK(has_warning(*m, "/images/2/mimeType: missing (required with a bufferView); image not imported"));
+        CHECK_FALSE(material[4]->texture_image);
+        CHECK(has_warning(*m, "/images/3/uri: not a base64 data: URI; image not imported"));
+        // A file: its URI, as before.
+        CHECK_FALSE(material[5]->texture_image);
+        CHECK(material[5]->texture_file == "skins/leg.png");
+        CHECK(has_warning(*m, "images no material uses as its base colour texture"));
+        // Strict mode refuses the broken images.
+        CHECK_FALSE(load_bytes(binary ? b.glb() : bytes_of(b.gltf_text()), io::parse_mode::strict));
+    }
+}
+
 TEST_CASE("glTF write in this build's GLM layout: vec3 attributes packed, three-component bounds") {
     // (Under GLM_FORCE_DEFAULT_ALIGNED_GENTYPES a glm::vec3 is 16 bytes; its padding is not data.)
     std::vector<joint_desc> joints(1);
@@ -1086,7 +1142,27 @@ TEST_CASE("glTF shared files: CesiumMan's structure") {
     CHECK(r->meshes[0].skin.bones.size() == 19);
     CHECK(r->animations.size() == 1);
     CHECK(r->animations[0].clip.duration == doctest::Approx(2.0));
-    CHECK(has_warning(*r, "texture images"));
     CHECK(r->meshes[0].materials.size() == 1);
-    CHECK_FALSE(r->meshes[0].materials[0].texture_file.empty());
+    // Its texture, a JPEG in the binary chunk, imported whole, and written back the same.
+    const io::material& m = r->meshes[0].materials[0];
+    REQUIRE(m.texture_image);
+    CHECK(m.texture_image->mime_type == "image/jpeg");
+    const std::vector<unsigned char>& jpeg = m.texture_image->bytes;
+    REQUIRE(jpeg.size() > 4);
+    CHECK((jpeg[0] == 0xFF && jpeg[1] == 0xD8 && jpeg[jpeg.size() - 2] == 0xFF && jpeg.back() == 0xD9));
+    gltf::asset a;
+    a.skeleton = &r->skeleton;
+    a.meshes.push_back(&r->meshes[0]);
+    const std::string out = (std::filesystem::temp_directory_path() / "keyblend_cesium_copy.glb").string();
+    gltf::write_options right_handed;
+    right_handed.source = gltf::handedness::right;
+    REQUIRE(gltf::write(out, a, gltf::container::glb, right_handed));
+    const auto copy = gltf::load(out, io::load_options{io::parse_mode::strict});
+    REQUIRE_MESSAGE(copy, (copy ? "" : copy.error().message));
+    REQUIRE(copy->meshes.size() == 1);
+    REQUIRE(copy->meshes[0].materials.size() == 1);
+    REQUIRE(copy->meshes[0].materials[0].texture_image);
+    CHECK(copy->meshes[0].materials[0].texture_image->mime_type == "image/jpeg");
+    CHECK(copy->meshes[0].materials[0].texture_image->bytes == jpeg);
+    std::filesystem::remove(out);
 }

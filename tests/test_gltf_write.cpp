@@ -210,6 +210,65 @@ TEST_CASE("gltf write: a skinned mesh: winding, bounds, influences in sets of fo
     CHECK(r.error().message.find("mesh 0 'body'") != std::string::npos);
 }
 
+TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and JPEG only") {
+    const skeleton s = two_joints();
+    const auto png = std::make_shared<io::embedded_image>();
+    png->mime_type = "image/png";
+    png->bytes = {0x89, 'P', 'N', 'G', 13, 10, 26, 10, 7};
+    const auto webp = std::make_shared<io::embedded_image>();
+    webp->mime_type = "image/webp";
+    webp->bytes = {'R', 'I', 'F', 'F', 1, 2};
+    io::mesh m;
+    m.name = "plate";
+    m.joint = 0;
+    m.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}};
+    m.indices = {0, 1, 2, 1, 3, 2, 0, 1, 3};
+    // Two materials share the PNG (its file name says nothing: the bytes are written); the third's
+    // WebP cannot be written without an extension; the fourth names a file.
+    m.materials.resize(4);
+    for (std::size_t i = 0; i < 4; ++i) m.materials[i].name = "m" + std::to_string(i);
+    m.materials[0].texture_image = m.materials[1].texture_image = png;
+    m.materials[0].texture_file = m.materials[1].texture_file = "image 0";
+    m.materials[1].diffuse.x = 0.5f;
+    m.materials[2].texture_image = webp;
+    m.materials[2].texture_file = "image 1";
+    m.materials[3].texture_file = "leg.png";
+    m.triangle_materials = {0, 1, 2};
+    io::mesh other = m;
+    other.name = "plate 2";
+    other.triangle_materials = {3, 3, 3};
+    gltf::asset a;
+    a.skeleton = &s;
+    a.meshes = {&m, &other};
+    gltf::write_report report;
+    const json j = write_json(a, report);
+    REQUIRE(j["images"].size() == 2);
+    CHECK(report.images == 2);
+    const json& image = j["images"][0];
+    CHECK(image["mimeType"] == "image/png");
+    CHECK_FALSE(image.contains("uri"));
+    const json& view = j["bufferViews"][image["bufferView"].get<std::size_t>()];
+    CHECK(view["byteLength"] == png->bytes.size());
+    CHECK_FALSE(view.contains("target"));
+    CHECK(j["images"][1]["uri"] == "leg.png");
+    CHECK(has_warning(report, io::warning_action::dropped,
+                      "material 'm2': its texture image is of type 'image/webp', which glTF holds only as PNG or JPEG"));
+    // Read back: the same bytes, one copy shared by both materials.
+    const gltf::model g = round_trip(a);
+    std::vector<const io::material*> by_name(4, nullptr);
+    for (const gltf::mesh_instance& i : g.meshes)
+        for (const io::material& x : i.materials) by_name[std::size_t(x.name[1] - '0')] = &x;
+    for (const io::material* x : by_name) REQUIRE(x != nullptr);
+    REQUIRE(by_name[0]->texture_image);
+    CHECK(by_name[0]->texture_image->mime_type == "image/png");
+    CHECK(by_name[0]->texture_image->bytes == png->bytes);
+    CHECK(by_name[1]->texture_image == by_name[0]->texture_image);
+    CHECK_FALSE(by_name[2]->texture_image);
+    CHECK(by_name[2]->texture_file.empty());
+    CHECK_FALSE(by_name[3]->texture_image);
+    CHECK(by_name[3]->texture_file == "leg.png");
+}
+
 TEST_CASE("gltf write: more than four influences make JOINTS_1 and WEIGHTS_1") {
     std::vector<joint_desc> jd(6);
     for (std::size_t j = 0; j < 6; ++j) {

@@ -83,8 +83,8 @@ io::mesh full_mesh(const skeleton& s, std::size_t bones, std::size_t vertices = 
         m.indices.push_back(std::uint32_t(t + 2));
         m.triangle_materials.push_back(std::uint32_t(t % 2));
     }
-    m.materials = {{"skin", glm::vec4(1, 0.8f, 0.7f, 1), 5.0f, glm::vec3(0.1f), glm::vec3(0), "skin.png"},
-                   {"cloth", glm::vec4(0.2f, 0.2f, 0.8f, 1), 0.0f, glm::vec3(0), glm::vec3(0.1f), ""}};
+    m.materials = {{"skin", glm::vec4(1, 0.8f, 0.7f, 1), 5.0f, glm::vec3(0.1f), glm::vec3(0), "skin.png", nullptr},
+                   {"cloth", glm::vec4(0.2f, 0.2f, 0.8f, 1), 0.0f, glm::vec3(0), glm::vec3(0.1f), "", nullptr}};
     for (std::size_t b = 0; b < bones; ++b)
         m.skin.bones.push_back({"bone" + std::to_string(b), b % s.size(), s.inverse_bind_model()[b % s.size()]});
     m.skin.influences_per_vertex = 3;

@@ -33,7 +33,7 @@
 // Bad input. As every keyblend loader (io/model.hpp): parse_mode::lenient (the default) repairs
 // what has an obvious repair and drops what cannot be interpreted, each with a load_warning naming
 // the place as a JSON pointer (`/accessors/12/count`) or a byte offset; parse_mode::strict fails
-// on the first such problem. What keyblend does not import (cameras, texture images, attributes
+// on the first such problem. What keyblend does not import (cameras, images other than base colour textures, attributes
 // other than POSITION, NORMAL, TANGENT, TEXCOORD_0, JOINTS_n and WEIGHTS_n, extensions that do not
 // matter to skinned animation) is a warning naming it in both modes: nothing the file holds is
 // lost silently. An `extensionsRequired` entry keyblend does not implement fails the load, naming
@@ -67,7 +67,8 @@ inline namespace KEYBLEND_IO_GLM_LAYOUT {
 /// - indices: the primitive's triangles (TRIANGLES as given, TRIANGLE_STRIP and TRIANGLE_FAN
 ///   unrolled with the specification's winding; 0, 1, 2, ... without an indices accessor).
 /// - materials: the primitive's material (name, baseColorFactor as diffuse, emissiveFactor as
-///   emissive, the base colour texture's image URI as texture_file) and every triangle using it;
+///   emissive, the base colour texture's image URI as texture_file, or "image N" and its bytes
+///   as texture_image when the file embeds it) and every triangle using it;
 ///   both empty for a primitive without material.
 /// - skin: see the top of this file. A vertex's influences are its (JOINTS_n, WEIGHTS_n) pairs
 ///   whose weight is not 0, sorted by decreasing weight; weights as in the file (not
@@ -223,7 +224,8 @@ struct write_report {
 ///   as the mesh needs), on a node of its own: a child of its joint's node for a rigid mesh, a
 ///   root node with the skin for a skinned one (glTF ignores a skinned mesh node's transforms);
 /// - one skin per skinned mesh, its inverse bind matrices the bones' offsets;
-/// - materials (diffuse as baseColorFactor, emissive, the texture file as an image URI);
+/// - materials (diffuse as baseColorFactor, emissive, the texture file as an image URI, or an
+///   embedded texture_image as a PNG or JPEG in the buffer, each image written once);
 /// - one animation per clip, times in seconds (ticks / ticks_per_second); translation, rotation
 ///   and scale tracks as they are (step: STEP, linear: LINEAR, cubic_spline: CUBICSPLINE with
 ///   the tangents in seconds); matrix tracks as translation, rotation and scale tracks of the

@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <unordered_map>
 #include <utility>
@@ -427,6 +428,7 @@ private:
     bool skins(dom::object root);
     bool meshes(dom::object root);
     bool materials(dom::object root);
+    std::shared_ptr<const io::embedded_image> embedded_image(dom::object image, std::size_t index);
     bool scene(dom::object root);
     bool instances();
     bool decode_primitive(std::size_t m, std::size_t p);
@@ -1361,7 +1363,9 @@ bool loader::materials(dom::object root) {
         return false;
     out_->contents.materials = list.size();
     out_->contents.images = images.size();
-    if (!images.empty()) not_imported("texture images (material::texture_file names the base colour's)", "/images");
+    // Each image read once, however many materials use it (and shared by them).
+    std::vector<std::shared_ptr<const io::embedded_image>> embedded(images.size());
+    std::vector<bool> used(images.size(), false);
     materials_.resize(list.size());
     for (std::size_t i = 0; i < list.size() && ok(); ++i) {
         const std::string where = at("/materials", i);
@@ -1383,8 +1387,12 @@ bool loader::materials(dom::object root) {
                     dom::object io_;
                     if (image != npos && images[image].get(io_) == simdjson::SUCCESS) {
                         m.texture_file = string_member(io_, "uri");
-                        if (m.texture_file.substr(0, 5) == "data:") m.texture_file = "image " + std::to_string(image) + " (data URI)";
-                        if (m.texture_file.empty()) m.texture_file = "image " + std::to_string(image);
+                        if (m.texture_file.empty() || m.texture_file.substr(0, 5) == "data:") {
+                            m.texture_file = "image " + std::to_string(image);
+                            if (!used[image]) embedded[image] = embedded_image(io_, image);
+                            m.texture_image = embedded[image];
+                        }
+                        used[image] = true;
                     }
                 }
             }
@@ -1392,7 +1400,50 @@ bool loader::materials(dom::object root) {
         float e[3];
         if (numbers_member(o, "emissiveFactor", where, 3, e)) m.emissive = glm::vec3(e[0], e[1], e[2]);
     }
+    for (std::size_t i = 0; i < images.size(); ++i)
+        if (!used[i]) not_imported("images no material uses as its base colour texture", at("/images", i));
     return ok();
+}
+
+std::shared_ptr<const io::embedded_image> loader::embedded_image(dom::object o, std::size_t index) {
+    const std::string where = at("/images", index);
+    auto image = std::make_shared<io::embedded_image>();
+    const std::string uri = string_member(o, "uri");
+    image->mime_type = string_member(o, "mimeType");
+    if (!uri.empty()) { // data:[<media type>][;base64],<data>
+        const std::size_t comma = uri.find(',');
+        const std::string header = uri.substr(5, comma == std::string::npos ? 0 : comma - 5);
+        if (comma == std::string::npos || header.find(";base64") == std::string::npos ||
+            !base64_decode(std::string_view(uri).substr(comma + 1), image->bytes)) {
+            problem(errc::parse_error, at(where, "uri"), "not a base64 data: URI; image not imported",
+                    warning_action::dropped);
+            return nullptr;
+        }
+        if (header.find(';') != 0) image->mime_type = header.substr(0, header.find(';'));
+    } else {
+        const std::size_t view = index_member(o, "bufferView", where, views_.size(), "bufferViews");
+        dom::element given;
+        if (view == npos) {
+            if (ok() && !member(o, "bufferView", given))
+                problem(errc::parse_error, where, "neither a uri nor a bufferView; image not imported",
+                        warning_action::dropped);
+            return nullptr;
+        }
+        if (!views_[view].valid) {
+            problem(errc::out_of_range, at(where, "bufferView"),
+                    "view " + std::to_string(view) + " is unusable; image not imported", warning_action::dropped);
+            return nullptr;
+        }
+        if (image->mime_type.empty()) {
+            problem(errc::parse_error, at(where, "mimeType"), "missing (required with a bufferView); image not imported",
+                    warning_action::dropped);
+            return nullptr;
+        }
+        const view_info& v = views_[view];
+        const unsigned char* bytes = buffers_[v.buffer].data + v.offset;
+        image->bytes.assign(bytes, bytes + v.length);
+    }
+    return image;
 }
 
 bool loader::meshes(dom::object root) {

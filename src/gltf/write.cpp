@@ -291,13 +291,21 @@ struct material_key {
     bool operator<(const material_key& o) const {
         const auto key = [](const io::material& x) {
             return std::make_tuple(x.name, x.diffuse.x, x.diffuse.y, x.diffuse.z, x.diffuse.w, x.power, x.specular.x,
-                                   x.specular.y, x.specular.z, x.emissive.x, x.emissive.y, x.emissive.z, x.texture_file);
+                                   x.specular.y, x.specular.z, x.emissive.x, x.emissive.y, x.emissive.z, x.texture_file,
+                                   x.texture_image.get());
         };
         return key(m) < key(o.m);
     }
 };
 
 constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+/// An image: a URI, or bytes in a buffer view with their media type.
+struct image_record {
+    std::string uri;
+    std::size_t view = none;
+    std::string mime_type;
+};
 
 /// A measurement for a message: three significant digits (`digits` for other numbers).
 std::string number_text(double v, int digits = 3) {
@@ -370,8 +378,9 @@ private:
     std::vector<std::string> meshes_json_, skins_json_, animations_json_;
     std::map<material_key, std::size_t> material_of_;
     std::vector<std::string> materials_json_;
-    std::map<std::string, std::size_t> image_of_;
-    std::vector<std::string> image_uris_;
+    std::map<std::string, std::size_t> image_of_;                     // by URI
+    std::map<const io::embedded_image*, std::size_t> embedded_image_of_; // by the image shared
+    std::vector<image_record> images_;
 };
 
 std::string writer::utf8_name(const std::string& name, const std::string& what, status& st) {
@@ -562,7 +571,25 @@ std::size_t writer::material_index(const io::material& given, status& st, const 
     j.key("baseColorFactor").floats(diffuse, 4);
     // A .X material is a diffuse (Lambert) surface with a Phong highlight: not a metal, rough.
     j.key("metallicFactor").number(0.0f).key("roughnessFactor").number(1.0f);
-    if (!m.texture_file.empty()) {
+    if (m.texture_image && !m.texture_image->bytes.empty()) {
+        // An image the source embeds: its bytes in the buffer, when glTF's core can hold its type.
+        const io::embedded_image& image = *m.texture_image;
+        if (image.mime_type != "image/png" && image.mime_type != "image/jpeg") {
+            if (st)
+                st = problem(warning_action::dropped, errc::unsupported,
+                             where + ": material '" + m.name + "': its texture image is of type '" + image.mime_type +
+                                 "', which glTF holds only as PNG or JPEG; the texture is left out");
+        } else {
+            auto [it, added] = embedded_image_of_.emplace(&image, images_.size());
+            if (added) {
+                image_record r;
+                r.view = add_view(image.bytes.data(), image.bytes.size(), 0);
+                r.mime_type = image.mime_type;
+                images_.push_back(std::move(r));
+            }
+            j.key("baseColorTexture").begin_object().key("index").number(it->second).end_object();
+        }
+    } else if (!m.texture_file.empty()) {
         std::string uri;
         std::string file = utf8_name(m.texture_file, where + ": material '" + m.name + "': texture file", st);
         // A relative URI: backslashes (Windows separators, written doubled in .X text) become
@@ -587,8 +614,8 @@ std::size_t writer::material_index(const io::material& given, status& st, const 
                          where + ": material '" + m.name + "': texture file '" + file + "' is written as the URI '" +
                              uri + "'");
         if (!uri.empty()) {
-            auto [it, added] = image_of_.emplace(uri, image_uris_.size());
-            if (added) image_uris_.push_back(uri);
+            auto [it, added] = image_of_.emplace(uri, images_.size());
+            if (added) images_.push_back(image_record{uri, none, {}});
             j.key("baseColorTexture").begin_object().key("index").number(it->second).end_object();
         }
     }
@@ -1316,12 +1343,17 @@ void writer::write_json(std::string_view bin_uri, container format) {
     raw_array("meshes", meshes_json_);
     raw_array("skins", skins_json_);
     raw_array("materials", materials_json_);
-    if (!image_uris_.empty()) {
+    if (!images_.empty()) {
         j.key("textures").begin_array();
-        for (std::size_t i = 0; i < image_uris_.size(); ++i) j.begin_object().key("source").number(i).end_object();
+        for (std::size_t i = 0; i < images_.size(); ++i) j.begin_object().key("source").number(i).end_object();
         j.end_array();
         j.key("images").begin_array();
-        for (const std::string& uri : image_uris_) j.begin_object().key("uri").string(uri).end_object();
+        for (const image_record& r : images_) {
+            j.begin_object();
+            if (r.view == none) j.key("uri").string(r.uri);
+            else j.key("bufferView").number(r.view).key("mimeType").string(r.mime_type);
+            j.end_object();
+        }
         j.end_array();
     }
     raw_array("animations", animations_json_);
@@ -1383,7 +1415,7 @@ status writer::run(std::string_view bin_uri, container format) {
     report.meshes = meshes_json_.size();
     report.skins = skins_json_.size();
     report.materials = materials_json_.size();
-    report.images = image_uris_.size();
+    report.images = images_.size();
     report.animations = animations_json_.size();
     return {};
 }

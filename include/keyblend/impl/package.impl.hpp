@@ -578,7 +578,7 @@ inline io::mesh package_mesh::to_mesh() const {
     out.indices.assign(indices.begin(), indices.end());
     for (std::size_t i = 0; i < material_count; ++i) {
         const package_material m = material(i);
-        out.materials.push_back({std::string(m.name), m.diffuse, m.power, m.specular, m.emissive, std::string(m.texture_file)});
+        out.materials.push_back({std::string(m.name), m.diffuse, m.power, m.specular, m.emissive, std::string(m.texture_file), nullptr});
     }
     out.triangle_materials.assign(triangle_materials.begin(), triangle_materials.end());
     out.skin.bones = skin_bones();

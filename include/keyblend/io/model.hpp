@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,14 @@ struct load_warning : error {
     warning_action action = warning_action::dropped;
 };
 
+/// An image a file holds inside itself (glTF: in a buffer view or a data: URI), as stored.
+struct embedded_image {
+    /// Its media type as the file declares it ("image/png", "image/jpeg", ...).
+    std::string mime_type;
+    /// The encoded image (a PNG or JPEG file's bytes, ...), not decoded.
+    std::vector<unsigned char> bytes;
+};
+
 /// A surface's colours and texture, as much of a material as skinned-mesh rendering needs.
 struct material {
     /// The material's name; empty when unnamed.
@@ -118,8 +127,12 @@ struct material {
     glm::vec3 specular{0.0f};
     glm::vec3 emissive{0.0f};
     /// The diffuse (base colour) texture's file name or URI as the file writes it (.X: exactly
-    /// between the quotes, so a `\\` stays two characters); empty when there is none.
+    /// between the quotes, so a `\\` stays two characters); empty when there is none. For an
+    /// image the file embeds, "image N" (its index; glTF) and texture_image holds it.
     std::string texture_file;
+    /// The diffuse texture's image when the file embeds it (glTF: a buffer view or a data: URI),
+    /// shared by the materials that use it; null when the texture is a file or there is none.
+    std::shared_ptr<const embedded_image> texture_image;
 };
 
 /// One bone of a skinned mesh (skeleton.hpp): the joint it follows and its offset matrix.
