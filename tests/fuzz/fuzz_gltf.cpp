@@ -2,7 +2,8 @@
 // their bytes). Whatever the bytes, load_memory must return a value or an error with a message, in
 // both modes, without a sanitizer report, within libFuzzer's time and memory limits; and a value
 // must keep every promise gltf.hpp makes (indices in range, layouts sized, clips valid, vertex data
-// and bind poses finite, warnings bounded). A broken promise traps.
+// and bind poses finite, warnings bounded), and gltf::write_memory must write it (or refuse with a
+// message) as a file the loader reads back. A broken promise traps.
 //
 // Built by .ci/run with clang (-DKEYBLEND_BUILD_FUZZ=ON), seeded with the shared glTF files and
 // the files tests/test_gltf.cpp writes (KEYBLEND_GLTF_SEEDS), run for a bounded time under
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace {
 
@@ -60,6 +62,25 @@ void check(const keyblend::gltf::model& g, const keyblend::io::load_options& opt
         require(a.clip.duration == std::max(0.0f, keyblend::last_key_time(a.clip)));
         require(a.clip.ticks_per_second == 1.0f);
     }
+    // What the loader gives, the writer writes (or refuses with a message), and the loader reads
+    // back: the writer sees every shape of model a hostile file can produce.
+    keyblend::gltf::asset a;
+    a.skeleton = &s;
+    for (const keyblend::gltf::mesh_instance& m : g.meshes) a.meshes.push_back(&m);
+    for (const keyblend::gltf::animation& x : g.animations) a.clips.push_back(&x.clip);
+    keyblend::gltf::write_options w;
+    w.source = keyblend::gltf::handedness::right;
+    std::vector<unsigned char> glb, bin;
+    const auto written = keyblend::gltf::write_memory(a, keyblend::gltf::container::glb, glb, bin, w);
+    if (!written) {
+        require(!written.error().message.empty());
+        return;
+    }
+    keyblend::io::load_options again = options;
+    again.mode = keyblend::io::parse_mode::lenient;
+    const auto back = keyblend::gltf::load_memory(glb.data(), glb.size(), again, "written");
+    require(static_cast<bool>(back));
+    require(back->animations.size() <= g.animations.size());
 }
 
 } // namespace
