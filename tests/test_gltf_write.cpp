@@ -224,19 +224,22 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     m.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}};
     m.indices = {0, 1, 2, 1, 3, 2, 0, 1, 3};
     // Two materials share the PNG (its file name says nothing: the bytes are written); the third's
-    // WebP cannot be written without an extension; the fourth names a file.
-    m.materials.resize(4);
-    for (std::size_t i = 0; i < 4; ++i) m.materials[i].name = "m" + std::to_string(i);
+    // WebP cannot be written without an extension; the fourth names a file; the fifth's image is
+    // empty.
+    m.materials.resize(5);
+    for (std::size_t i = 0; i < 5; ++i) m.materials[i].name = "m" + std::to_string(i);
     m.materials[0].texture_image = m.materials[1].texture_image = png;
     m.materials[0].texture_file = m.materials[1].texture_file = "image 0";
     m.materials[1].diffuse.x = 0.5f;
     m.materials[2].texture_image = webp;
     m.materials[2].texture_file = "image 1";
     m.materials[3].texture_file = "leg.png";
+    m.materials[4].texture_image = std::make_shared<io::embedded_image>();
+    m.materials[4].texture_file = "image 2";
     m.triangle_materials = {0, 1, 2};
     io::mesh other = m;
     other.name = "plate 2";
-    other.triangle_materials = {3, 3, 3};
+    other.triangle_materials = {3, 4, 3};
     gltf::asset a;
     a.skeleton = &s;
     a.meshes = {&m, &other};
@@ -253,9 +256,10 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     CHECK(j["images"][1]["uri"] == "leg.png");
     CHECK(has_warning(report, io::warning_action::dropped,
                       "material 'm2': its texture image is of type 'image/webp', which glTF holds only as PNG or JPEG"));
+    CHECK(has_warning(report, io::warning_action::dropped, "material 'm4': its texture image is empty; the texture is left out"));
     // Read back: the same bytes, one copy shared by both materials.
     const gltf::model g = round_trip(a);
-    std::vector<const io::material*> by_name(4, nullptr);
+    std::vector<const io::material*> by_name(5, nullptr);
     for (const gltf::mesh_instance& i : g.meshes)
         for (const io::material& x : i.materials) by_name[std::size_t(x.name[1] - '0')] = &x;
     for (const io::material* x : by_name) REQUIRE(x != nullptr);
@@ -267,6 +271,8 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     CHECK(by_name[2]->texture_file.empty());
     CHECK_FALSE(by_name[3]->texture_image);
     CHECK(by_name[3]->texture_file == "leg.png");
+    CHECK_FALSE(by_name[4]->texture_image);
+    CHECK(by_name[4]->texture_file.empty());
 }
 
 TEST_CASE("gltf write: more than four influences make JOINTS_1 and WEIGHTS_1") {

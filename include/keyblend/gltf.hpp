@@ -33,10 +33,10 @@
 // Bad input. As every keyblend loader (io/model.hpp): parse_mode::lenient (the default) repairs
 // what has an obvious repair and drops what cannot be interpreted, each with a load_warning naming
 // the place as a JSON pointer (`/accessors/12/count`) or a byte offset; parse_mode::strict fails
-// on the first such problem. What keyblend does not import (cameras, images other than base colour textures, attributes
-// other than POSITION, NORMAL, TANGENT, TEXCOORD_0, JOINTS_n and WEIGHTS_n, extensions that do not
-// matter to skinned animation) is a warning naming it in both modes: nothing the file holds is
-// lost silently. An `extensionsRequired` entry keyblend does not implement fails the load, naming
+// on the first such problem. What keyblend does not import (cameras, images other than base colour
+// textures, attributes other than POSITION, NORMAL, TANGENT, TEXCOORD_0, JOINTS_n and WEIGHTS_n,
+// extensions that do not matter to skinned animation) is a warning naming it in both modes:
+// nothing the file holds is lost silently. An `extensionsRequired` entry keyblend does not implement fails the load, naming
 // it. Nothing a file holds makes the loader crash, recurse on its depth, read out of bounds, or
 // allocate more than the file proves it holds (every count is checked against the bytes that hold
 // it first) or than load_options' limits allow.

@@ -452,8 +452,7 @@ std::size_t writer::add_data(const std::vector<T>& values, unsigned component_ty
             r.max.assign(components, 0.0f);
             for (std::size_t i = 0; i < r.count; ++i)
                 for (std::size_t k = 0; k < components; ++k) {
-                    float c;
-                    std::memcpy(&c, reinterpret_cast<const unsigned char*>(floats) + (i * components + k) * sizeof(float), sizeof c);
+                    const float c = floats[i * components + k];
                     if (i == 0 || c < r.min[k]) r.min[k] = c;
                     if (i == 0 || c > r.max[k]) r.max[k] = c;
                 }
@@ -571,14 +570,17 @@ std::size_t writer::material_index(const io::material& given, status& st, const 
     j.key("baseColorFactor").floats(diffuse, 4);
     // A .X material is a diffuse (Lambert) surface with a Phong highlight: not a metal, rough.
     j.key("metallicFactor").number(0.0f).key("roughnessFactor").number(1.0f);
-    if (m.texture_image && !m.texture_image->bytes.empty()) {
+    if (m.texture_image) {
         // An image the source embeds: its bytes in the buffer, when glTF's core can hold its type.
         const io::embedded_image& image = *m.texture_image;
-        if (image.mime_type != "image/png" && image.mime_type != "image/jpeg") {
+        if (image.bytes.empty() || (image.mime_type != "image/png" && image.mime_type != "image/jpeg")) {
             if (st)
                 st = problem(warning_action::dropped, errc::unsupported,
-                             where + ": material '" + m.name + "': its texture image is of type '" + image.mime_type +
-                                 "', which glTF holds only as PNG or JPEG; the texture is left out");
+                             where + ": material '" + m.name + "': its texture image " +
+                                 (image.bytes.empty() ? std::string("is empty")
+                                                      : "is of type '" + image.mime_type +
+                                                            "', which glTF holds only as PNG or JPEG") +
+                                 "; the texture is left out");
         } else {
             auto [it, added] = embedded_image_of_.emplace(&image, images_.size());
             if (added) {

@@ -21,10 +21,11 @@ namespace impl {
 /// The first `limit` bytes of the file at `path` (all of it when shorter), in one read, into the
 /// memory `room(n)` returns for them (`room` is called once, n may be 0; it returns nullptr when
 /// it cannot allocate n > 0 bytes). `size` is n. Errors (errc::io_error, the message "NAME:
-/// REASON", NAME being how the caller names the file): the file cannot be opened, or read (a directory: "cannot read: Is a directory" —
-/// the first byte is read before anything is allocated, because a directory opens and reports
-/// an endless size on some systems), is larger than half the address space, the memory cannot
-/// be allocated, or fewer bytes arrive than its size said.
+/// REASON", NAME being how the caller names the file): the file cannot be opened, or read (a
+/// directory: "cannot read: Is a directory" — the first byte is read before anything is
+/// allocated, because a directory opens and reports an endless size on some systems), is larger
+/// than half the address space, the memory cannot be allocated, or fewer bytes arrive than its
+/// size said.
 template <class Room>
 status read_file(const std::string& path, const std::string& name, std::uint64_t limit, Room&& room,
                  std::size_t& size) {
