@@ -645,6 +645,17 @@ bool base64_decode(std::string_view text, std::vector<unsigned char>& out) {
     return true;
 }
 
+/// The bytes of a `data:[<media type>][;base64],<data>` URI into `out`, and its media type (empty
+/// when it names none); false when the URI is not base64.
+bool decode_data_uri(std::string_view uri, std::vector<unsigned char>& out, std::string& media_type) {
+    const std::size_t comma = uri.find(',');
+    if (comma == std::string_view::npos) return false;
+    const std::string_view header = uri.substr(5, comma - 5);
+    if (header.find(";base64") == std::string_view::npos || !base64_decode(uri.substr(comma + 1), out)) return false;
+    media_type = std::string(header.substr(0, header.find(';')));
+    return true;
+}
+
 std::string percent_decode(std::string_view s) {
     std::string out;
     for (std::size_t i = 0; i < s.size(); ++i) {
@@ -713,9 +724,8 @@ bool loader::buffers(dom::object root) {
             problem(errc::parse_error, at(where, "uri"), "expected a string; buffer ignored", warning_action::dropped);
             continue;
         } else if (uri.substr(0, 5) == "data:") {
-            const std::size_t comma = uri.find(',');
-            if (comma == std::string_view::npos || uri.substr(0, comma).find(";base64") == std::string_view::npos ||
-                !base64_decode(uri.substr(comma + 1), b.owned)) {
+            std::string media_type;
+            if (!decode_data_uri(uri, b.owned, media_type)) {
                 problem(errc::parse_error, at(where, "uri"), "not a base64 data: URI; buffer ignored",
                         warning_action::dropped);
                 continue;
@@ -1410,16 +1420,14 @@ std::shared_ptr<const io::embedded_image> loader::embedded_image(dom::object o, 
     auto image = std::make_shared<io::embedded_image>();
     const std::string uri = string_member(o, "uri");
     image->mime_type = string_member(o, "mimeType");
-    if (!uri.empty()) { // data:[<media type>][;base64],<data>
-        const std::size_t comma = uri.find(',');
-        const std::string header = uri.substr(5, comma == std::string::npos ? 0 : comma - 5);
-        if (comma == std::string::npos || header.find(";base64") == std::string::npos ||
-            !base64_decode(std::string_view(uri).substr(comma + 1), image->bytes)) {
+    if (!uri.empty()) { // a data: URI (the caller passes no other)
+        std::string media_type;
+        if (!decode_data_uri(uri, image->bytes, media_type)) {
             problem(errc::parse_error, at(where, "uri"), "not a base64 data: URI; image not imported",
                     warning_action::dropped);
             return nullptr;
         }
-        if (header.find(';') != 0) image->mime_type = header.substr(0, header.find(';'));
+        if (!media_type.empty()) image->mime_type = media_type;
     } else {
         const std::size_t view = index_member(o, "bufferView", where, views_.size(), "bufferViews");
         dom::element given;
