@@ -222,12 +222,13 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     m.name = "plate";
     m.joint = 0;
     m.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}};
-    m.indices = {0, 1, 2, 1, 3, 2, 0, 1, 3};
+    m.indices = {0, 1, 2, 1, 3, 2, 0, 1, 3, 0, 2, 3, 1, 2, 3};
     // Two materials share the PNG (its file name says nothing: the bytes are written); the third's
     // WebP cannot be written without an extension; the fourth names a file; the fifth's image is
-    // empty.
-    m.materials.resize(5);
-    for (std::size_t i = 0; i < 5; ++i) m.materials[i].name = "m" + std::to_string(i);
+    // empty. The sixth holds a separate copy of the PNG (from another file, say): the same image;
+    // the seventh is the first with such a copy: the same material.
+    m.materials.resize(7);
+    for (std::size_t i = 0; i < 6; ++i) m.materials[i].name = "m" + std::to_string(i);
     m.materials[0].texture_image = m.materials[1].texture_image = png;
     m.materials[0].texture_file = m.materials[1].texture_file = "image 0";
     m.materials[1].diffuse.x = 0.5f;
@@ -236,9 +237,13 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     m.materials[3].texture_file = "leg.png";
     m.materials[4].texture_image = std::make_shared<io::embedded_image>();
     m.materials[4].texture_file = "image 2";
-    m.triangle_materials = {0, 1, 2};
+    m.materials[5].texture_image = std::make_shared<io::embedded_image>(*png);
+    m.materials[6] = m.materials[0];
+    m.materials[6].texture_image = std::make_shared<io::embedded_image>(*png);
+    m.triangle_materials = {0, 1, 2, 5, 6};
     io::mesh other = m;
     other.name = "plate 2";
+    other.indices.resize(9);
     other.triangle_materials = {3, 4, 3};
     gltf::asset a;
     a.skeleton = &s;
@@ -247,6 +252,7 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     const json j = write_json(a, report);
     REQUIRE(j["images"].size() == 2);
     CHECK(report.images == 2);
+    CHECK(j["materials"].size() == 6);
     const json& image = j["images"][0];
     CHECK(image["mimeType"] == "image/png");
     CHECK_FALSE(image.contains("uri"));
@@ -259,7 +265,7 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     CHECK(has_warning(report, io::warning_action::dropped, "material 'm4': its texture image is empty; the texture is left out"));
     // Read back: the same bytes, one copy shared by both materials.
     const gltf::model g = round_trip(a);
-    std::vector<const io::material*> by_name(5, nullptr);
+    std::vector<const io::material*> by_name(6, nullptr);
     for (const gltf::mesh_instance& i : g.meshes)
         for (const io::material& x : i.materials) by_name[std::size_t(x.name[1] - '0')] = &x;
     for (const io::material* x : by_name) REQUIRE(x != nullptr);
@@ -267,6 +273,7 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     CHECK(by_name[0]->texture_image->mime_type == "image/png");
     CHECK(by_name[0]->texture_image->bytes == png->bytes);
     CHECK(by_name[1]->texture_image == by_name[0]->texture_image);
+    CHECK(by_name[5]->texture_image == by_name[0]->texture_image);
     CHECK_FALSE(by_name[2]->texture_image);
     CHECK(by_name[2]->texture_file.empty());
     CHECK_FALSE(by_name[3]->texture_image);

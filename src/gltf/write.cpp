@@ -22,6 +22,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -286,15 +287,28 @@ struct node_record {
     std::size_t mesh = static_cast<std::size_t>(-1), skin = static_cast<std::size_t>(-1);
 };
 
+/// Embedded images ordered by what they hold (media type, then bytes), so that equal images
+/// from separate sources (two loaded files, say) are one image in the output.
+struct image_content_less {
+    bool operator()(const io::embedded_image* a, const io::embedded_image* b) const {
+        return std::tie(a->mime_type, a->bytes) < std::tie(b->mime_type, b->bytes);
+    }
+};
+
+/// Materials ordered by everything the writer puts out for them (an embedded image by its
+/// content), so that equal ones are written once.
 struct material_key {
     io::material m;
     bool operator<(const material_key& o) const {
         const auto key = [](const io::material& x) {
-            return std::make_tuple(x.name, x.diffuse.x, x.diffuse.y, x.diffuse.z, x.diffuse.w, x.power, x.specular.x,
-                                   x.specular.y, x.specular.z, x.emissive.x, x.emissive.y, x.emissive.z, x.texture_file,
-                                   x.texture_image.get());
+            return std::tie(x.name, x.diffuse.x, x.diffuse.y, x.diffuse.z, x.diffuse.w, x.power, x.specular.x,
+                            x.specular.y, x.specular.z, x.emissive.x, x.emissive.y, x.emissive.z, x.texture_file);
         };
-        return key(m) < key(o.m);
+        if (key(m) < key(o.m)) return true;
+        if (key(o.m) < key(m)) return false;
+        const io::embedded_image *a = m.texture_image.get(), *b = o.m.texture_image.get();
+        if (!a || !b) return !a && b;
+        return image_content_less{}(a, b);
     }
 };
 
@@ -379,7 +393,7 @@ private:
     std::map<material_key, std::size_t> material_of_;
     std::vector<std::string> materials_json_;
     std::map<std::string, std::size_t> image_of_;                     // by URI
-    std::map<const io::embedded_image*, std::size_t> embedded_image_of_; // by the image shared
+    std::map<const io::embedded_image*, std::size_t, image_content_less> embedded_image_of_; // by content
     std::vector<image_record> images_;
 };
 
