@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -42,6 +45,72 @@ std::vector<warning_line> loader_warnings(const model& m) {
     return out;
 }
 
+/// The texture files the meshes name, looked for beside the model (a name's backslashes read as
+/// folder separators; an absolute name by its file name alone). With `embed` (a .glb: one file),
+/// the PNG and JPEG ones go into it: the meshes using them are copied into `own` with the image
+/// set. A note for each texture, saying what became of it; one that is missing or of another
+/// type stays a URI.
+constexpr std::uintmax_t max_texture_bytes = std::uintmax_t{1} << 30;
+
+void find_textures(const std::string& model_file, bool embed, std::vector<const keyblend::io::mesh*>& meshes,
+                   std::vector<keyblend::io::mesh>& own, std::vector<warning_line>& notes) {
+    namespace fs = std::filesystem;
+    using image = std::shared_ptr<const keyblend::io::embedded_image>;
+    const char* container = embed ? "the .glb" : "the .gltf";
+    std::map<std::string, image> seen;
+    const auto look_up = [&](const std::string& name) -> image {
+        if (const auto found = seen.find(name); found != seen.end()) return found->second;
+        image& result = seen[name];
+        std::string relative = name;
+        for (char& c : relative) c = c == '\\' ? '/' : c;
+        fs::path path = fs::path(relative);
+        const bool absolute = path.is_absolute() || (relative.size() > 1 && relative[1] == ':');
+        path = (fs::path(model_file).parent_path() / (absolute ? path.filename() : path)).lexically_normal();
+        const std::string shown = "'" + name + "' (" + path.string() + ")";
+        const auto keep_uri = [&](const std::string& why) {
+            notes.push_back({"note", shown + ": " + why + "; " + container + " refers to it by URI"});
+            return result;
+        };
+        std::error_code ec;
+        if (!fs::is_regular_file(path, ec)) return keep_uri(fs::exists(path, ec) ? "not a file" : "no such file");
+        std::ifstream in(path, std::ios::binary);
+        if (!in) return keep_uri("cannot be opened");
+        std::vector<unsigned char> head(8, 0);
+        in.read(reinterpret_cast<char*>(head.data()), 8);
+        const bool png = in.gcount() == 8 && head == std::vector<unsigned char>{0x89, 'P', 'N', 'G', 13, 10, 26, 10};
+        const bool jpeg = in.gcount() >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF;
+        if (!png && !jpeg) return keep_uri("neither PNG nor JPEG, the images glTF's core holds (viewers may not show it)");
+        if (!embed) return result;
+        const std::uintmax_t size = fs::file_size(path, ec);
+        if (ec) return keep_uri("its size cannot be read");
+        if (size > max_texture_bytes) return keep_uri("larger than " + std::to_string(max_texture_bytes >> 20) + " MiB");
+        auto made = std::make_shared<keyblend::io::embedded_image>();
+        made->mime_type = png ? "image/png" : "image/jpeg";
+        made->bytes.resize(static_cast<std::size_t>(size));
+        in.clear();
+        in.seekg(0);
+        in.read(reinterpret_cast<char*>(made->bytes.data()), static_cast<std::streamsize>(size));
+        if (static_cast<std::uintmax_t>(in.gcount()) != size) return keep_uri("cannot be read");
+        notes.push_back({"note", shown + ": " + std::to_string(size) + " bytes of " + (png ? "PNG" : "JPEG") +
+                                     ", embedded in " + container});
+        result = std::move(made);
+        return result;
+    };
+    own.reserve(meshes.size()); // (the pointers to its meshes stay valid)
+    for (const keyblend::io::mesh*& m : meshes) {
+        keyblend::io::mesh* copy = nullptr;
+        for (std::size_t i = 0; i < m->materials.size(); ++i) {
+            const keyblend::io::material& x = m->materials[i];
+            if (x.texture_file.empty() || x.texture_image) continue;
+            const image found = look_up(x.texture_file);
+            if (!found) continue;
+            if (!copy) copy = &own.emplace_back(*m);
+            copy->materials[i].texture_image = found;
+        }
+        if (copy) m = copy;
+    }
+}
+
 /// Converts o.file into o.out: the command run_isolated runs for one input.
 int convert_one(const options& o) {
     const std::unique_ptr<model> m = load_model(o);
@@ -60,6 +129,9 @@ int convert_one(const options& o) {
     wo.source = left ? keyblend::gltf::handedness::left : keyblend::gltf::handedness::right;
     const std::string& out = o.out;
     const bool gltf = out.size() >= 5 && (out.substr(out.size() - 5) == ".gltf" || out.substr(out.size() - 5) == ".GLTF");
+    std::vector<keyblend::io::mesh> with_images;
+    std::vector<warning_line> texture_notes;
+    find_textures(o.file, !gltf, a.meshes, with_images, texture_notes);
     const keyblend::result<keyblend::gltf::write_report> r =
         keyblend::gltf::write(out, a, gltf ? keyblend::gltf::container::gltf : keyblend::gltf::container::glb, wo);
     if (!r) {
@@ -76,6 +148,7 @@ int convert_one(const options& o) {
         notes += k == "note" || k == "warning";
     };
     for (const warning_line& w : loaded) count(w.kind);
+    for (const warning_line& w : texture_notes) count(w.kind);
     for (const keyblend::io::load_warning& w : r->warnings) count(keyblend::io::to_string(w.action));
     std::printf("%s -> %s: converted (%s): %zu nodes, %zu meshes (%zu primitives), %zu skins, %zu materials, "
                 "%zu animations (%zu channels, %zu keys); %zu repaired, %zu dropped, %zu notes\n",
@@ -83,6 +156,7 @@ int convert_one(const options& o) {
                 r->meshes, r->primitives, r->skins, r->materials, r->animations, r->channels, r->keys, repaired, dropped,
                 notes);
     for (const warning_line& w : loaded) std::printf("  load %s: %s\n", w.kind, w.message.c_str());
+    for (const warning_line& w : texture_notes) std::printf("  texture %s: %s\n", w.kind, w.message.c_str());
     for (const keyblend::io::load_warning& w : r->warnings)
         std::printf("  write %s: %s\n", keyblend::io::to_string(w.action), w.message.c_str());
     std::fflush(stdout);

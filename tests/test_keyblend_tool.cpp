@@ -3,6 +3,9 @@
 #include <keyblend/bvh.hpp>
 #include <keyblend/clip.hpp>
 #include <keyblend/io/xfile.hpp>
+#ifdef KEYBLEND_TOOL_GLTF
+#include <keyblend/gltf.hpp>
+#endif
 
 #include "helpers.hpp"
 
@@ -1074,6 +1077,68 @@ TEST_CASE("convert: .X files into glTF, read back by the tool as the mirror of t
     }
     CHECK(sheets[0].drawn() > 4000);
     CHECK(differing_pixels(sheets[0], sheets[1]) < std::size_t(sheets[0].width * sheets[0].height / 200));
+}
+
+TEST_CASE("convert: PNG and JPEG texture files beside the model go into a .glb, the others stay URIs, each noted") {
+    const std::string dir = std::string(KEYBLEND_TOOL_OUT) + "/textures";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir + "/tex");
+    const auto write = [](const std::string& path, const std::string& bytes) {
+        std::ofstream(path, std::ios::binary) << bytes;
+    };
+    // One material per triangle: a PNG in a folder (named with .X's doubled backslash), a JPEG
+    // named by an absolute path from another machine (found by its file name), a DDS, a file that
+    // is not there, and the PNG again.
+    const std::string png("\x89PNG\r\n\x1a\n-png-", 13), jpeg("\xff\xd8\xff\xe0-jpeg-", 10);
+    write(dir + "/tex/skin.png", png);
+    write(dir + "/photo.jpg", jpeg);
+    write(dir + "/skin.dds", "DDS |not an image glTF holds");
+    const auto material = [](const char* name, const char* file) {
+        return std::string("Material ") + name + " { 1.0;1.0;1.0;1.0;; 0.0; 0.0;0.0;0.0;; 0.0;0.0;0.0;; TextureFilename { \"" +
+               file + "\"; } }\n";
+    };
+    write(dir + "/plate.x", "xof 0303txt 0032\nFrame Root {\n Mesh Plate {\n"
+                            "  4; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;, 1.0;1.0;0.0;;\n"
+                            "  5; 3;0,1,2;, 3;1,3,2;, 3;0,1,3;, 3;0,3,2;, 3;2,1,0;;\n"
+                            "  MeshMaterialList { 5; 5; 0, 1, 2, 3, 4;;\n" +
+                                material("A", "tex\\\\skin.png") + material("B", "C:\\\\art\\\\photo.jpg") +
+                                material("C", "skin.dds") + material("D", "missing.png") +
+                                material("E", "tex/skin.png") + "  }\n }\n}\n");
+    const run_result r = run({"convert", dir + "/plate.x", "-o", dir + "/plate.glb"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+    CHECK(contains(r.out, "texture note: 'tex\\\\skin.png' (" + dir + "/tex/skin.png): 13 bytes of PNG, embedded in the .glb"));
+    CHECK(contains(r.out, "texture note: 'C:\\\\art\\\\photo.jpg' (" + dir + "/photo.jpg): 10 bytes of JPEG, embedded in the .glb"));
+    CHECK(contains(r.out, "texture note: 'skin.dds' (" + dir + "/skin.dds): neither PNG nor JPEG, the images glTF's core holds"
+                          " (viewers may not show it); the .glb refers to it by URI"));
+    CHECK(contains(r.out, "texture note: 'missing.png' (" + dir + "/missing.png): no such file; the .glb refers to it by URI"));
+    // Read back: the bytes as they were, the PNG one image for both its names.
+    const result<gltf::model> g = gltf::load(dir + "/plate.glb");
+    REQUIRE_MESSAGE(bool(g), (g ? std::string() : g.error().message));
+    std::map<std::string, const io::material*> by_name; // (a primitive per material)
+    for (const gltf::mesh_instance& m : g->meshes)
+        for (const io::material& x : m.materials) by_name[x.name] = &x;
+    REQUIRE(by_name.size() == 5);
+    REQUIRE(by_name["A"]->texture_image);
+    CHECK(by_name["A"]->texture_image->mime_type == "image/png");
+    CHECK(by_name["A"]->texture_image->bytes == std::vector<unsigned char>(png.begin(), png.end()));
+    CHECK(by_name["E"]->texture_image == by_name["A"]->texture_image);
+    REQUIRE(by_name["B"]->texture_image);
+    CHECK(by_name["B"]->texture_image->mime_type == "image/jpeg");
+    CHECK(by_name["B"]->texture_image->bytes == std::vector<unsigned char>(jpeg.begin(), jpeg.end()));
+    CHECK_FALSE(by_name["C"]->texture_image);
+    CHECK(by_name["C"]->texture_file == "skin.dds");
+    CHECK(by_name["D"]->texture_file == "missing.png");
+    // A .gltf keeps every texture a URI: only what will not show is noted.
+    const run_result t = run({"convert", dir + "/plate.x", "-o", dir + "/plate.gltf"});
+    REQUIRE_MESSAGE(t.exit_code == 0, t.out);
+    CHECK_FALSE(contains(t.out, "embedded"));
+    CHECK(contains(t.out, "'skin.dds' (" + dir + "/skin.dds): neither PNG nor JPEG"));
+    CHECK(contains(t.out, "'missing.png' (" + dir + "/missing.png): no such file; the .gltf refers to it by URI"));
+    std::ifstream in(dir + "/plate.gltf");
+    const json j = json::parse(in);
+    std::set<std::string> uris;
+    for (const json& image : j["images"]) uris.insert(image["uri"].get<std::string>());
+    CHECK(uris == std::set<std::string>{"tex/skin.png", "photo.jpg", "skin.dds", "missing.png"});
 }
 #endif
 
