@@ -75,23 +75,22 @@ void find_textures(const std::string& model_file, bool embed, std::vector<const 
         if (!fs::is_regular_file(path, ec)) return keep_uri(fs::exists(path, ec) ? "not a file" : "no such file");
         std::ifstream in(path, std::ios::binary);
         if (!in) return keep_uri("cannot be opened");
-        std::vector<unsigned char> head(8, 0);
-        in.read(reinterpret_cast<char*>(head.data()), 8);
-        const bool png = in.gcount() == 8 && head == std::vector<unsigned char>{0x89, 'P', 'N', 'G', 13, 10, 26, 10};
-        const bool jpeg = in.gcount() >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF;
-        if (!png && !jpeg) return keep_uri("neither PNG nor JPEG, the images glTF's core holds (viewers may not show it)");
+        unsigned char head[8] = {};
+        in.read(reinterpret_cast<char*>(head), sizeof head);
+        const char* type = keyblend::io::image_type_of(head, static_cast<std::size_t>(in.gcount()));
+        if (!type) return keep_uri("neither PNG nor JPEG, the images glTF's core holds (viewers may not show it)");
         if (!embed) return result;
         const std::uintmax_t size = fs::file_size(path, ec);
         if (ec) return keep_uri("its size cannot be read");
         if (size > max_texture_bytes) return keep_uri("larger than " + std::to_string(max_texture_bytes >> 20) + " MiB");
         auto made = std::make_shared<keyblend::io::embedded_image>();
-        made->mime_type = png ? "image/png" : "image/jpeg";
+        made->mime_type = type;
         made->bytes.resize(static_cast<std::size_t>(size));
         in.clear();
         in.seekg(0);
         in.read(reinterpret_cast<char*>(made->bytes.data()), static_cast<std::streamsize>(size));
         if (static_cast<std::uintmax_t>(in.gcount()) != size) return keep_uri("cannot be read");
-        notes.push_back({"note", shown + ": " + std::to_string(size) + " bytes of " + (png ? "PNG" : "JPEG") +
+        notes.push_back({"note", shown + ": " + std::to_string(size) + " bytes of " + made->mime_type +
                                      ", embedded in " + container});
         result = std::move(made);
         return result;

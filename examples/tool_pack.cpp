@@ -22,10 +22,24 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-/// A mesh of another importer (assimp) as an io::mesh: the members they share, copied.
-template <class Mesh>
-keyblend::io::mesh to_io_mesh(const Mesh& m) {
+/// A mesh of another importer (assimp) as an io::mesh: the members they share, copied, and its
+/// material (one of `materials`, the importer's) on every triangle.
+template <class Mesh, class Material>
+keyblend::io::mesh to_io_mesh(const Mesh& m, const std::vector<Material>& materials) {
     keyblend::io::mesh out;
+    if (m.material < materials.size()) {
+        const Material& from = materials[m.material];
+        keyblend::io::material& to = out.materials.emplace_back();
+        to.name = from.name;
+        to.diffuse = from.diffuse;
+        to.specular = from.specular;
+        to.emissive = from.emissive;
+        to.power = from.shininess;
+        to.texture_image = from.texture_image;
+        // (An embedded texture not imported, `*N`, names no file.)
+        if (from.texture_image || from.texture_file.rfind('*', 0) != 0) to.texture_file = from.texture_file;
+        out.triangle_materials.assign(m.indices.size() / 3, 0);
+    }
     out.name = m.name;
     out.joint = m.joint;
     out.positions = m.positions;
@@ -53,8 +67,10 @@ std::vector<const keyblend::io::mesh*> io_meshes(const model& m, std::vector<key
         if constexpr (std::is_base_of_v<keyblend::io::mesh, std::decay_t<decltype(mesh)>>) {
             meshes.push_back(&mesh);
         } else {
-            copies.push_back(to_io_mesh(mesh));
+#ifdef KEYBLEND_TOOL_ASSIMP // (the only loader whose meshes are not io::meshes)
+            copies.push_back(to_io_mesh(mesh, m.a->materials));
             meshes.push_back(&copies.back());
+#endif
         }
     });
     return meshes;

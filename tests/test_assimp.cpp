@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -235,6 +236,56 @@ TEST_CASE("from_scene: nodes become joints depth-first, matrices and quaternions
     CHECK(ch.translation.value(0) == glm::vec3(1, 2, 3));
     CHECK(ch.scale.empty()); // a missing component comes from the bind pose
     CHECK(r->warnings.empty());
+}
+
+TEST_CASE("from_scene: materials' embedded textures — read once and shared, by index or file name, checked") {
+    auto s = small_scene();
+    // An encoded texture: mHeight 0, mWidth bytes in pcData (an aiTexel array, freed by aiTexture).
+    const auto encoded = [](const std::string& bytes, const char* hint, const char* file = "") {
+        auto* t = new aiTexture();
+        t->mWidth = static_cast<unsigned>(bytes.size());
+        t->mHeight = 0;
+        t->pcData = new aiTexel[(bytes.size() + 3) / 4];
+        std::memcpy(t->pcData, bytes.data(), bytes.size());
+        std::strncpy(t->achFormatHint, hint, sizeof t->achFormatHint - 1);
+        t->mFilename = aiString(file);
+        return t;
+    };
+    const std::string png("\x89PNG\r\n\x1a\n-png-", 13), jpeg("\xff\xd8\xff\xe0-jpeg-", 10), dds("DDS |dds");
+    auto* raw = new aiTexture();
+    raw->mWidth = raw->mHeight = 2;
+    raw->pcData = new aiTexel[4];
+    s->mNumTextures = 5;
+    s->mTextures = new aiTexture*[5]{encoded(png, "png"), raw, encoded(dds, "DDS"), encoded(jpeg, "", "textures/skin.jpg"),
+                                     nullptr};
+    // Each material's first diffuse texture.
+    const std::vector<const char*> files = {"*0", "*0", "*1", "*2", "C:\\art\\skin.jpg", "*9", "*4", "outside.png", "*x"};
+    s->mNumMaterials = static_cast<unsigned>(files.size());
+    s->mMaterials = new aiMaterial*[files.size()];
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        s->mMaterials[i] = new aiMaterial();
+        const aiString file(files[i]);
+        s->mMaterials[i]->AddProperty(&file, AI_MATKEY_TEXTURE_DIFFUSE(0));
+    }
+    const result<ka::scene> r = ka::from_scene(*s);
+    REQUIRE(r);
+    const std::vector<ka::material>& m = r->materials;
+    REQUIRE(m.size() == files.size());
+    for (std::size_t i = 0; i < files.size(); ++i) CHECK(m[i].texture_file == files[i]);
+    REQUIRE(m[0].texture_image);
+    CHECK(m[0].texture_image->mime_type == "image/png"); // by its bytes, not the hint
+    CHECK(m[0].texture_image->bytes == std::vector<unsigned char>(png.begin(), png.end()));
+    CHECK(m[1].texture_image == m[0].texture_image); // read once, shared
+    CHECK_FALSE(m[2].texture_image);                 // raw texels: not imported, said once
+    REQUIRE(m[3].texture_image);
+    CHECK(m[3].texture_image->mime_type == "image/dds"); // (the writers refuse it, saying so)
+    REQUIRE(m[4].texture_image); // by its file name, as assimp's GetEmbeddedTexture finds it
+    CHECK(m[4].texture_image->mime_type == "image/jpeg");
+    CHECK(m[4].texture_image->bytes == std::vector<unsigned char>(jpeg.begin(), jpeg.end()));
+    for (std::size_t i = 5; i < files.size(); ++i) CHECK_FALSE(m[i].texture_image); // out of range, null, a file, not an index
+    REQUIRE(r->warnings.size() == 1);
+    CHECK(r->warnings[0].message ==
+          "<aiScene>: material 2: its texture '*1' is embedded as raw texels (2 x 2), which the adapter does not import");
 }
 
 TEST_CASE("from_scene: skins in the fixed-width layout, limited, renormalised and reported") {

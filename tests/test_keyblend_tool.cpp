@@ -1106,8 +1106,8 @@ TEST_CASE("convert: PNG and JPEG texture files beside the model go into a .glb, 
                                 material("E", "tex/skin.png") + "  }\n }\n}\n");
     const run_result r = run({"convert", dir + "/plate.x", "-o", dir + "/plate.glb"});
     REQUIRE_MESSAGE(r.exit_code == 0, r.out);
-    CHECK(contains(r.out, "texture note: 'tex\\\\skin.png' (" + dir + "/tex/skin.png): 13 bytes of PNG, embedded in the .glb"));
-    CHECK(contains(r.out, "texture note: 'C:\\\\art\\\\photo.jpg' (" + dir + "/photo.jpg): 10 bytes of JPEG, embedded in the .glb"));
+    CHECK(contains(r.out, "texture note: 'tex\\\\skin.png' (" + dir + "/tex/skin.png): 13 bytes of image/png, embedded in the .glb"));
+    CHECK(contains(r.out, "texture note: 'C:\\\\art\\\\photo.jpg' (" + dir + "/photo.jpg): 10 bytes of image/jpeg, embedded in the .glb"));
     CHECK(contains(r.out, "texture note: 'skin.dds' (" + dir + "/skin.dds): neither PNG nor JPEG, the images glTF's core holds"
                           " (viewers may not show it); the .glb refers to it by URI"));
     CHECK(contains(r.out, "texture note: 'missing.png' (" + dir + "/missing.png): no such file; the .glb refers to it by URI"));
@@ -1140,6 +1140,31 @@ TEST_CASE("convert: PNG and JPEG texture files beside the model go into a .glb, 
     for (const json& image : j["images"]) uris.insert(image["uri"].get<std::string>());
     CHECK(uris == std::set<std::string>{"tex/skin.png", "photo.jpg", "skin.dds", "missing.png"});
 }
+
+#ifdef KEYBLEND_TOOL_ASSIMP
+TEST_CASE("convert --importer assimp: the materials and the embedded texture come through, as keyblend's loader reads them") {
+    const auto cesium = formats_file("khronos/CesiumMan.glb");
+    if (!cesium) return;
+    const std::string out = out_path("cesium_assimp.glb");
+    const run_result r = run({"convert", *cesium, "--importer", "assimp", "-o", out});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+    CHECK(contains(r.out, "1 materials"));
+    const result<gltf::model> a = gltf::load(*cesium), b = gltf::load(out);
+    REQUIRE(a);
+    REQUIRE(b);
+    REQUIRE(a->meshes.size() == 1);
+    REQUIRE(b->meshes.size() == 1);
+    REQUIRE(a->meshes[0].materials.size() == 1);
+    REQUIRE(b->meshes[0].materials.size() == 1);
+    const io::material &x = a->meshes[0].materials[0], &y = b->meshes[0].materials[0];
+    CHECK(y.name == x.name);
+    CHECK(y.diffuse == x.diffuse);
+    REQUIRE(x.texture_image);
+    REQUIRE(y.texture_image);
+    CHECK(y.texture_image->mime_type == "image/jpeg");
+    CHECK(y.texture_image->bytes == x.texture_image->bytes);
+}
+#endif
 #endif
 
 TEST_CASE("pack: blending a package's sets matches blending the file's within their bounds") {

@@ -71,6 +71,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,11 @@ struct material {
     /// The first diffuse texture's path as the file gives it; empty when none. Embedded textures
     /// (glTF, FBX) are named `*0`, `*1`, ... as assimp names them.
     std::string texture_file;
+    /// That texture's image when the file embeds it encoded (aiTexture with mHeight 0): its bytes,
+    /// and "image/png" or "image/jpeg" by its first bytes (another type: "image/" and assimp's
+    /// format hint). Shared by the materials using it; null for a file outside, and for raw texels
+    /// (not imported; a warning).
+    std::shared_ptr<const io::embedded_image> texture_image;
 };
 
 /// One mesh placed by one node.

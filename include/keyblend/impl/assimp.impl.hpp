@@ -15,11 +15,13 @@
 #include <assimp/scene.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -230,11 +232,60 @@ private:
                     m.shininess = shininess;
                 if (aiGetMaterialTextureCount(a, aiTextureType_DIFFUSE) > 0 &&
                     aiGetMaterialTexture(a, aiTextureType_DIFFUSE, 0, &s, nullptr, nullptr, nullptr,
-                                         nullptr, nullptr, nullptr) == aiReturn_SUCCESS)
+                                         nullptr, nullptr, nullptr) == aiReturn_SUCCESS) {
                     m.texture_file = to_std(s);
+                    m.texture_image = embedded_texture(m.texture_file, i);
+                }
             }
             out_.materials.push_back(std::move(m));
         }
+    }
+
+    /// The image of the embedded texture `path` names (`*N`, or the file name of one assimp keeps,
+    /// as aiScene::GetEmbeddedTexture finds it, null pointers and bad indices checked), each read
+    /// once and shared; null for a texture file outside, and, with a warning, for raw texels.
+    std::shared_ptr<const io::embedded_image> embedded_texture(const std::string& path, unsigned material) {
+        const auto short_name = [](const std::string& name) { return name.substr(name.find_last_of("/\\") + 1); };
+        const std::size_t n = in_.mTextures ? in_.mNumTextures : 0;
+        std::size_t index = n;
+        if (!path.empty() && path[0] == '*') {
+            if (path.size() > 1 && path.size() < 12 &&
+                std::all_of(path.begin() + 1, path.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                index = static_cast<std::size_t>(std::min<unsigned long long>(std::stoull(path.substr(1)), n));
+        } else {
+            for (std::size_t i = 0; i < n && index == n; ++i)
+                if (in_.mTextures[i] && short_name(to_std(in_.mTextures[i]->mFilename)) == short_name(path)) index = i;
+        }
+        if (index >= n || !in_.mTextures[index]) return nullptr;
+        textures_.resize(n);
+        embedded& e = textures_[index];
+        if (e.image || e.refused) return e.image;
+        const aiTexture& t = *in_.mTextures[index];
+        if (t.mHeight != 0 || !t.pcData || t.mWidth == 0) {
+            e.refused = true;
+            warn(errc::unsupported, "material " + std::to_string(material) + ": its texture '" + path + "' is " +
+                                        (t.mHeight != 0 ? "embedded as raw texels (" + std::to_string(t.mWidth) + " x " +
+                                                              std::to_string(t.mHeight) + ")"
+                                                        : std::string("embedded empty")) +
+                                        ", which the adapter does not import");
+            return nullptr;
+        }
+        auto image = std::make_shared<io::embedded_image>();
+        const auto* bytes = reinterpret_cast<const unsigned char*>(t.pcData);
+        image->bytes.assign(bytes, bytes + t.mWidth); // (compressed: mWidth is its size in bytes)
+        if (const char* type = io::image_type_of(image->bytes.data(), image->bytes.size())) {
+            image->mime_type = type;
+        } else {
+            // Another type: named by assimp's hint ("dds", "tga", ...) for the writers to refuse.
+            std::string hint;
+            for (std::size_t k = 0; k < sizeof t.achFormatHint && t.achFormatHint[k]; ++k) {
+                const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(t.achFormatHint[k])));
+                if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) hint += c;
+            }
+            image->mime_type = hint.empty() ? "application/octet-stream" : "image/" + hint;
+        }
+        e.image = std::move(image);
+        return e.image;
     }
 
     template <class V>
@@ -728,6 +779,12 @@ private:
     const bool lenient_;
     std::vector<const aiNode*> nodes_; // per joint, its node
     scene out_;
+    /// Embedded textures (aiScene::mTextures) as read: the image, or refused (warned about once).
+    struct embedded {
+        std::shared_ptr<const io::embedded_image> image;
+        bool refused = false;
+    };
+    std::vector<embedded> textures_;
     std::vector<error> warnings_;
     bool too_many_warnings_ = false;
     error failure_;

@@ -21,6 +21,7 @@
 #include "../error.hpp"
 #include "../skeleton.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -115,6 +116,15 @@ struct embedded_image {
     /// The encoded image (a PNG or JPEG file's bytes, ...), not decoded.
     std::vector<unsigned char> bytes;
 };
+
+/// "image/png" or "image/jpeg" when `bytes` start as a PNG or JPEG file does (its signature; the
+/// first 8 bytes are enough), null for anything else: glTF's core holds these two types only.
+inline const char* image_type_of(const unsigned char* bytes, std::size_t size) {
+    static const unsigned char png[8] = {0x89, 'P', 'N', 'G', 13, 10, 26, 10};
+    if (size >= 8 && std::equal(png, png + 8, bytes)) return "image/png";
+    if (size >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF) return "image/jpeg";
+    return nullptr;
+}
 
 /// A surface's colours and texture, as much of a material as skinned-mesh rendering needs.
 struct material {
