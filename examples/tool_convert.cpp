@@ -45,13 +45,14 @@ std::vector<warning_line> loader_warnings(const model& m) {
     return out;
 }
 
+/// The largest texture file convert embeds.
+constexpr std::uintmax_t max_texture_bytes = std::uintmax_t{1} << 30;
+
 /// The texture files the meshes name, looked for beside the model (a name's backslashes read as
 /// folder separators; an absolute name by its file name alone). With `embed` (a .glb: one file),
 /// the PNG and JPEG ones go into it: the meshes using them are copied into `own` with the image
 /// set. A note for each texture, saying what became of it; one that is missing or of another
 /// type stays a URI.
-constexpr std::uintmax_t max_texture_bytes = std::uintmax_t{1} << 30;
-
 void find_textures(const std::string& model_file, bool embed, std::vector<const keyblend::io::mesh*>& meshes,
                    std::vector<keyblend::io::mesh>& own, std::vector<warning_line>& notes) {
     namespace fs = std::filesystem;
