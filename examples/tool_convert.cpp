@@ -62,11 +62,9 @@ void find_textures(const std::string& model_file, bool embed, std::vector<const 
     const auto look_up = [&](const std::string& name) -> image {
         if (const auto found = seen.find(name); found != seen.end()) return found->second;
         image& result = seen[name];
-        std::string relative = name;
-        for (char& c : relative) c = c == '\\' ? '/' : c;
-        fs::path path = fs::path(relative);
-        const bool absolute = path.is_absolute() || (relative.size() > 1 && relative[1] == ':');
-        path = (fs::path(model_file).parent_path() / (absolute ? path.filename() : path)).lexically_normal();
+        fs::path path = fs::path(model_file).parent_path();
+        for (const std::string& part : keyblend::io::texture_path_segments(name)) path /= part;
+        path = path.lexically_normal();
         const std::string shown = "'" + name + "' (" + path.string() + ")";
         const auto keep_uri = [&](const std::string& why) {
             notes.push_back({"note", shown + ": " + why + "; " + container + " refers to it by URI"});

@@ -282,6 +282,20 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     CHECK(by_name[4]->texture_file.empty());
 }
 
+TEST_CASE("gltf write: texture names as relative URIs") {
+    // A texture name's folders and file name (what the URI is made of and the tool looks for).
+    using parts = std::vector<std::string>;
+    CHECK(io::texture_path_segments("skin.png") == parts{"skin.png"});
+    CHECK(io::texture_path_segments("textures\\\\skin.png") == parts{"textures", "skin.png"}); // .X's doubled '\\'
+    CHECK(io::texture_path_segments("a/b\\c.jpg") == parts{"a", "b", "c.jpg"});
+    CHECK(io::texture_path_segments("../shared/x.png") == parts{"..", "shared", "x.png"});
+    CHECK(io::texture_path_segments("C:\\art\\skin.png") == parts{"skin.png"});
+    CHECK(io::texture_path_segments("/home/artist/skin.png") == parts{"skin.png"});
+    CHECK(io::texture_path_segments("\\\\server\\share\\skin.png") == parts{"skin.png"});
+    CHECK(io::texture_path_segments("").empty());
+    CHECK(io::texture_path_segments("\\/").empty());
+}
+
 TEST_CASE("gltf write: more than four influences make JOINTS_1 and WEIGHTS_1") {
     std::vector<joint_desc> jd(6);
     for (std::size_t j = 0; j < 6; ++j) {

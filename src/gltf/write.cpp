@@ -608,22 +608,8 @@ std::size_t writer::material_index(const io::material& given, status& st, const 
     } else if (!m.texture_file.empty()) {
         std::string uri;
         std::string file = utf8_name(m.texture_file, where + ": material '" + m.name + "': texture file", st);
-        // A relative URI: backslashes (Windows separators, written doubled in .X text) become
-        // slashes; an absolute path keeps its file name; reserved characters are percent-encoded.
-        std::vector<std::string> parts;
-        std::string part;
-        for (const char c : file) {
-            if (c == '\\' || c == '/') {
-                if (!part.empty()) parts.push_back(part);
-                part.clear();
-            } else {
-                part += c;
-            }
-        }
-        if (!part.empty()) parts.push_back(part);
-        const bool absolute = !file.empty() && (file[0] == '\\' || file[0] == '/' ||
-                                                (file.size() > 1 && file[1] == ':'));
-        if (absolute && !parts.empty()) parts.erase(parts.begin(), parts.end() - 1);
+        // A relative URI of the name's folders and file name, reserved characters percent-encoded.
+        const std::vector<std::string> parts = io::texture_path_segments(file);
         for (std::size_t i = 0; i < parts.size(); ++i) uri += (i ? "/" : "") + uri_segment(parts[i]);
         if (uri != file && st)
             st = problem(warning_action::repaired, errc::invalid_argument,

@@ -126,6 +126,28 @@ inline const char* image_type_of(const unsigned char* bytes, std::size_t size) {
     return nullptr;
 }
 
+/// The folders and file name a material's texture_file names, relative to the model's folder:
+/// the name split at backslashes (Windows separators, written doubled in .X text) and slashes,
+/// empty parts dropped. An absolute name (a leading separator or a drive letter), a path on the
+/// artist's machine, gives its file name alone. The glTF writer makes its URI of these; the
+/// keyblend tool looks for the file by them.
+inline std::vector<std::string> texture_path_segments(const std::string& name) {
+    std::vector<std::string> parts;
+    std::string part;
+    for (const char c : name) {
+        if (c == '\\' || c == '/') {
+            if (!part.empty()) parts.push_back(std::move(part));
+            part.clear();
+        } else {
+            part += c;
+        }
+    }
+    if (!part.empty()) parts.push_back(std::move(part));
+    const bool absolute = !name.empty() && (name[0] == '\\' || name[0] == '/' || (name.size() > 1 && name[1] == ':'));
+    if (absolute && !parts.empty()) parts.erase(parts.begin(), parts.end() - 1);
+    return parts;
+}
+
 /// A surface's colours and texture, as much of a material as skinned-mesh rendering needs.
 struct material {
     /// The material's name; empty when unnamed.
