@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -282,7 +283,7 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     CHECK(by_name[4]->texture_file.empty());
 }
 
-TEST_CASE("gltf write: texture names as relative URIs") {
+TEST_CASE("gltf write: texture names as relative URIs, and materials told apart by every colour bit") {
     // A texture name's folders and file name (what the URI is made of and the tool looks for).
     using parts = std::vector<std::string>;
     CHECK(io::texture_path_segments("skin.png") == parts{"skin.png"});
@@ -294,6 +295,34 @@ TEST_CASE("gltf write: texture names as relative URIs") {
     CHECK(io::texture_path_segments("\\\\server\\share\\skin.png") == parts{"skin.png"});
     CHECK(io::texture_path_segments("").empty());
     CHECK(io::texture_path_segments("\\/").empty());
+
+    // Materials equal but for a NaN specular (the .X loader passes one on) and 0.2: two materials,
+    // not merged (NaN compares neither less nor greater); equal bits, NaN or not, merge.
+    const skeleton s = two_joints();
+    io::mesh m;
+    m.name = "plate";
+    m.joint = 0;
+    m.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}};
+    m.indices = {0, 1, 2, 1, 3, 2, 0, 1, 3, 0, 2, 3};
+    m.materials.resize(4);
+    for (io::material& x : m.materials) x.name = "shiny";
+    m.materials[0].specular = glm::vec3(std::numeric_limits<float>::quiet_NaN(), 0.2f, 0.2f);
+    m.materials[1].specular = glm::vec3(0.2f);
+    m.materials[2] = m.materials[0];
+    m.materials[3].specular = glm::vec3(0.2f);
+    m.materials[3].texture_file = "C:\\art\\skin 1.png";
+    m.triangle_materials = {0, 1, 2, 3};
+    gltf::asset a;
+    a.skeleton = &s;
+    a.meshes = {&m};
+    gltf::write_report report;
+    const json j = write_json(a, report);
+    REQUIRE(j["materials"].size() == 3);
+    CHECK_FALSE(j["materials"][0]["extras"].contains("specular"));
+    CHECK(j["materials"][1]["extras"]["specular"][0] == doctest::Approx(0.2));
+    REQUIRE(j["images"].size() == 1);
+    CHECK(j["images"][0]["uri"] == "skin%201.png");
+    CHECK(has_warning(report, io::warning_action::repaired, "is written as the URI 'skin%201.png'"));
 }
 
 TEST_CASE("gltf write: more than four influences make JOINTS_1 and WEIGHTS_1") {

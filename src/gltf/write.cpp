@@ -12,11 +12,13 @@
 #include <keyblend/gltf.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -300,9 +302,13 @@ struct image_content_less {
 struct material_key {
     io::material m;
     bool operator<(const material_key& o) const {
+        // Colours by their bits: a strict order even with NaN (which the .X loader can pass on).
         const auto key = [](const io::material& x) {
-            return std::tie(x.name, x.diffuse.x, x.diffuse.y, x.diffuse.z, x.diffuse.w, x.power, x.specular.x,
-                            x.specular.y, x.specular.z, x.emissive.x, x.emissive.y, x.emissive.z, x.texture_file);
+            std::array<std::uint32_t, 11> c{};
+            const float f[11] = {x.diffuse.x,  x.diffuse.y,  x.diffuse.z,  x.diffuse.w,  x.power,      x.specular.x,
+                                 x.specular.y, x.specular.z, x.emissive.x, x.emissive.y, x.emissive.z};
+            std::memcpy(c.data(), f, sizeof f);
+            return std::make_tuple(std::cref(x.name), c, std::cref(x.texture_file));
         };
         if (key(m) < key(o.m)) return true;
         if (key(o.m) < key(m)) return false;
