@@ -1,7 +1,8 @@
 // keyblend — the command-line tool's shared parts: its options, a loaded model (from keyblend's
 // .X, BVH or glTF loaders, assimp, or a package, one place), and the pose of the skeleton at a time.
 // keyblend_tool.cpp has main, `info` and `pose`; tool_render.cpp has `render`; tool_pack.cpp has
-// `pack` and packages as input; tool_convert.cpp has `convert`.
+// `pack` and packages as input; tool_convert.cpp has `convert` (tool_image.cpp decodes the DDS, BMP and
+// TGA textures it converts to PNG).
 //
 // SPDX-License-Identifier: MIT
 #pragma once

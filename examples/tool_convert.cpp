@@ -4,10 +4,15 @@
 //
 // SPDX-License-Identifier: MIT
 #include "keyblend_tool.hpp"
+#include "tool_image.hpp"
+
+#include <png.h>
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -45,14 +50,42 @@ std::vector<warning_line> loader_warnings(const model& m) {
     return out;
 }
 
+/// A decoded texture as a PNG file's bytes (RGB when every pixel is opaque), through libpng.
+bool encode_png(const rgba_image& image, std::vector<unsigned char>& out, std::string& why) {
+    std::vector<unsigned char> rgb;
+    const unsigned char* pixels = image.pixels.data();
+    if (image.opaque) {
+        rgb.resize(image.pixels.size() / 4 * 3);
+        for (std::size_t i = 0, n = image.pixels.size() / 4; i < n; ++i)
+            std::memcpy(&rgb[3 * i], &image.pixels[4 * i], 3);
+        pixels = rgb.data();
+    }
+    png_image png{};
+    png.version = PNG_IMAGE_VERSION;
+    png.width = image.width;
+    png.height = image.height;
+    png.format = image.opaque ? PNG_FORMAT_RGB : PNG_FORMAT_RGBA;
+    png_alloc_size_t size = 0;
+    if (png_image_write_get_memory_size(png, size, 0, pixels, 0, nullptr)) {
+        out.resize(size);
+        if (png_image_write_to_memory(&png, out.data(), &size, 0, pixels, 0, nullptr)) {
+            out.resize(size);
+            return true;
+        }
+    }
+    why = png.message;
+    png_image_free(&png);
+    return false;
+}
+
 /// The largest texture file convert embeds.
 constexpr std::uintmax_t max_texture_bytes = std::uintmax_t{1} << 30;
 
-/// The texture files the meshes name, looked for beside the model (a name's backslashes read as
-/// folder separators; an absolute name by its file name alone). With `embed` (a .glb: one file),
-/// the PNG and JPEG ones go into it: the meshes using them are copied into `own` with the image
-/// set. A note for each texture, saying what became of it; one that is missing or of another
-/// type stays a URI.
+/// The texture files the meshes name, looked for beside the model by io::texture_path_segments.
+/// With `embed` (a .glb: one file), the PNG and JPEG ones go into it as they are, and DDS, BMP and
+/// TGA ones (tool_image.hpp) converted to PNG: the meshes using them are copied into `own` with
+/// the image set. A note for each texture, saying what became of it; one that is missing, of
+/// another type or not decoded stays a URI.
 void find_textures(const std::string& model_file, bool embed, std::vector<const keyblend::io::mesh*>& meshes,
                    std::vector<keyblend::io::mesh>& own, std::vector<warning_line>& notes) {
     namespace fs = std::filesystem;
@@ -72,25 +105,44 @@ void find_textures(const std::string& model_file, bool embed, std::vector<const 
         };
         std::error_code ec;
         if (!fs::is_regular_file(path, ec)) return keep_uri(fs::exists(path, ec) ? "not a file" : "no such file");
+        const std::uintmax_t size = fs::file_size(path, ec);
+        if (ec) return keep_uri("its size cannot be read");
         std::ifstream in(path, std::ios::binary);
         if (!in) return keep_uri("cannot be opened");
         unsigned char head[8] = {};
         in.read(reinterpret_cast<char*>(head), sizeof head);
         const char* type = keyblend::io::image_type_of(head, static_cast<std::size_t>(in.gcount()));
-        if (!type) return keep_uri("neither PNG nor JPEG, the images glTF's core holds (viewers may not show it)");
-        if (!embed) return result;
-        const std::uintmax_t size = fs::file_size(path, ec);
-        if (ec) return keep_uri("its size cannot be read");
+        if (!embed) {
+            if (type) return result;
+            return keep_uri("neither PNG nor JPEG, the images glTF's core holds (viewers may not show it; a .glb has "
+                            "DDS, BMP and TGA textures converted to PNG)");
+        }
         if (size > max_texture_bytes) return keep_uri("larger than " + std::to_string(max_texture_bytes >> 20) + " MiB");
-        auto made = std::make_shared<keyblend::io::embedded_image>();
-        made->mime_type = type;
-        made->bytes.resize(static_cast<std::size_t>(size));
+        std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
         in.clear();
         in.seekg(0);
-        in.read(reinterpret_cast<char*>(made->bytes.data()), static_cast<std::streamsize>(size));
+        in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
         if (static_cast<std::uintmax_t>(in.gcount()) != size) return keep_uri("cannot be read");
-        notes.push_back({"note", shown + ": " + std::to_string(size) + " bytes of " + made->mime_type +
-                                     ", embedded in " + container});
+        auto made = std::make_shared<keyblend::io::embedded_image>();
+        std::string what;
+        if (type) {
+            made->mime_type = type;
+            made->bytes = std::move(bytes);
+        } else {
+            // DDS, BMP and TGA (told by their first bytes; a TGA, which has none, by its name or footer).
+            std::string ext = path.extension().string();
+            for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            rgba_image decoded;
+            std::string why;
+            if (!decode_image(bytes.data(), bytes.size(), ext == ".tga", decoded, why))
+                return keep_uri("not converted to PNG: " + why);
+            if (!encode_png(decoded, made->bytes, why)) return keep_uri("its PNG could not be written: " + why);
+            made->mime_type = "image/png";
+            what = "a " + decoded.kind + ", " + std::to_string(decoded.width) + " x " +
+                   std::to_string(decoded.height) + ", converted to ";
+        }
+        notes.push_back({"note", shown + ": " + what + std::to_string(made->bytes.size()) + " bytes of " +
+                                     made->mime_type + ", embedded in " + container});
         result = std::move(made);
         return result;
     };

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -1079,7 +1080,7 @@ TEST_CASE("convert: .X files into glTF, read back by the tool as the mirror of t
     CHECK(differing_pixels(sheets[0], sheets[1]) < std::size_t(sheets[0].width * sheets[0].height / 200));
 }
 
-TEST_CASE("convert: PNG and JPEG texture files beside the model go into a .glb, the others stay URIs, each noted") {
+TEST_CASE("convert: textures beside the model go into a .glb, DDS, BMP and TGA as PNG, the others stay URIs, each noted") {
     const std::string dir = std::string(KEYBLEND_TOOL_OUT) + "/textures";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir + "/tex");
@@ -1087,37 +1088,53 @@ TEST_CASE("convert: PNG and JPEG texture files beside the model go into a .glb, 
         std::ofstream(path, std::ios::binary) << bytes;
     };
     // One material per triangle: a PNG in a folder (named with .X's doubled backslash), a JPEG
-    // named by an absolute path from another machine (found by its file name), a DDS, a file that
-    // is not there, and the PNG again.
+    // named by an absolute path from another machine (found by its file name), a DDS (DXT1, 4 x 4,
+    // red: one block, every index 0), a file that is not there, the PNG again, and a DDS too short
+    // for its header.
     const std::string png("\x89PNG\r\n\x1a\n-png-", 13), jpeg("\xff\xd8\xff\xe0-jpeg-", 10);
+    std::string dds("DDS ", 4);
+    dds.resize(128, '\0');
+    const auto put32 = [&dds](std::size_t at, std::uint32_t v) {
+        for (std::size_t i = 0; i < 4; ++i) dds[at + i] = static_cast<char>((v >> (8 * i)) & 0xFFu);
+    };
+    put32(4, 124);
+    put32(12, 4);
+    put32(16, 4);
+    put32(76, 32);
+    put32(80, 0x4);
+    dds.replace(84, 4, "DXT1");
+    dds += std::string("\x00\xF8\x00\xF8\0\0\0\0", 8);
     write(dir + "/tex/skin.png", png);
     write(dir + "/photo.jpg", jpeg);
-    write(dir + "/skin.dds", "DDS |not an image glTF holds");
+    write(dir + "/skin.dds", dds);
+    write(dir + "/bad.dds", "DDS |not an image glTF holds");
     const auto material = [](const char* name, const char* file) {
         return std::string("Material ") + name + " { 1.0;1.0;1.0;1.0;; 0.0; 0.0;0.0;0.0;; 0.0;0.0;0.0;; TextureFilename { \"" +
                file + "\"; } }\n";
     };
     write(dir + "/plate.x", "xof 0303txt 0032\nFrame Root {\n Mesh Plate {\n"
                             "  4; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;, 1.0;1.0;0.0;;\n"
-                            "  5; 3;0,1,2;, 3;1,3,2;, 3;0,1,3;, 3;0,3,2;, 3;2,1,0;;\n"
-                            "  MeshMaterialList { 5; 5; 0, 1, 2, 3, 4;;\n" +
+                            "  6; 3;0,1,2;, 3;1,3,2;, 3;0,1,3;, 3;0,3,2;, 3;2,1,0;, 3;1,2,3;;\n"
+                            "  MeshMaterialList { 6; 6; 0, 1, 2, 3, 4, 5;;\n" +
                                 material("A", "tex\\\\skin.png") + material("B", "C:\\\\art\\\\photo.jpg") +
                                 material("C", "skin.dds") + material("D", "missing.png") +
-                                material("E", "tex/skin.png") + "  }\n }\n}\n");
+                                material("E", "tex/skin.png") + material("F", "bad.dds") + "  }\n }\n}\n");
     const run_result r = run({"convert", dir + "/plate.x", "-o", dir + "/plate.glb"});
     REQUIRE_MESSAGE(r.exit_code == 0, r.out);
     CHECK(contains(r.out, "texture note: 'tex\\\\skin.png' (" + dir + "/tex/skin.png): 13 bytes of image/png, embedded in the .glb"));
     CHECK(contains(r.out, "texture note: 'C:\\\\art\\\\photo.jpg' (" + dir + "/photo.jpg): 10 bytes of image/jpeg, embedded in the .glb"));
-    CHECK(contains(r.out, "texture note: 'skin.dds' (" + dir + "/skin.dds): neither PNG nor JPEG, the images glTF's core holds"
-                          " (viewers may not show it); the .glb refers to it by URI"));
+    CHECK(contains(r.out, "texture note: 'skin.dds' (" + dir + "/skin.dds): a DDS (DXT1), 4 x 4, converted to "));
     CHECK(contains(r.out, "texture note: 'missing.png' (" + dir + "/missing.png): no such file; the .glb refers to it by URI"));
-    // Read back: the bytes as they were, the PNG one image for both its names.
+    CHECK(contains(r.out, "texture note: 'bad.dds' (" + dir + "/bad.dds): not converted to PNG: the file ends before its DDS "
+                          "header (128 bytes; 28 there); the .glb refers to it by URI"));
+    // Read back: the bytes as they were, the PNG one image for both its names, the DDS a PNG of
+    // its pixels.
     const result<gltf::model> g = gltf::load(dir + "/plate.glb");
     REQUIRE_MESSAGE(bool(g), (g ? std::string() : g.error().message));
     std::map<std::string, const io::material*> by_name; // (a primitive per material)
     for (const gltf::mesh_instance& m : g->meshes)
         for (const io::material& x : m.materials) by_name[x.name] = &x;
-    REQUIRE(by_name.size() == 5);
+    REQUIRE(by_name.size() == 6);
     REQUIRE(by_name["A"]->texture_image);
     CHECK(by_name["A"]->texture_image->mime_type == "image/png");
     CHECK(by_name["A"]->texture_image->bytes == std::vector<unsigned char>(png.begin(), png.end()));
@@ -1125,20 +1142,37 @@ TEST_CASE("convert: PNG and JPEG texture files beside the model go into a .glb, 
     REQUIRE(by_name["B"]->texture_image);
     CHECK(by_name["B"]->texture_image->mime_type == "image/jpeg");
     CHECK(by_name["B"]->texture_image->bytes == std::vector<unsigned char>(jpeg.begin(), jpeg.end()));
-    CHECK_FALSE(by_name["C"]->texture_image);
-    CHECK(by_name["C"]->texture_file == "skin.dds");
+    REQUIRE(by_name["C"]->texture_image);
+    const io::embedded_image& converted = *by_name["C"]->texture_image;
+    CHECK(converted.mime_type == "image/png");
+    CHECK(contains(r.out, "converted to " + std::to_string(converted.bytes.size()) + " bytes of image/png, embedded in the .glb"));
+    png_image read{};
+    read.version = PNG_IMAGE_VERSION;
+    REQUIRE(png_image_begin_read_from_memory(&read, converted.bytes.data(), converted.bytes.size()));
+    CHECK(read.width == 4);
+    CHECK(read.height == 4);
+    CHECK(read.format == PNG_FORMAT_RGB); // every pixel opaque
+    read.format = PNG_FORMAT_RGBA;
+    std::vector<unsigned char> pixels(PNG_IMAGE_SIZE(read));
+    REQUIRE(png_image_finish_read(&read, nullptr, pixels.data(), 0, nullptr));
+    for (std::size_t i = 0; i < 16; ++i)
+        CHECK(std::vector<unsigned char>(pixels.begin() + std::ptrdiff_t(4 * i), pixels.begin() + std::ptrdiff_t(4 * i + 4)) ==
+              std::vector<unsigned char>{255, 0, 0, 255});
+    CHECK_FALSE(by_name["F"]->texture_image);
+    CHECK(by_name["F"]->texture_file == "bad.dds");
     CHECK(by_name["D"]->texture_file == "missing.png");
     // A .gltf keeps every texture a URI: only what will not show is noted.
     const run_result t = run({"convert", dir + "/plate.x", "-o", dir + "/plate.gltf"});
     REQUIRE_MESSAGE(t.exit_code == 0, t.out);
     CHECK_FALSE(contains(t.out, "embedded"));
-    CHECK(contains(t.out, "'skin.dds' (" + dir + "/skin.dds): neither PNG nor JPEG"));
+    CHECK(contains(t.out, "'skin.dds' (" + dir + "/skin.dds): neither PNG nor JPEG, the images glTF's core holds (viewers "
+                          "may not show it; a .glb has DDS, BMP and TGA textures converted to PNG); the .gltf refers to it by URI"));
     CHECK(contains(t.out, "'missing.png' (" + dir + "/missing.png): no such file; the .gltf refers to it by URI"));
     std::ifstream in(dir + "/plate.gltf");
     const json j = json::parse(in);
     std::set<std::string> uris;
     for (const json& image : j["images"]) uris.insert(image["uri"].get<std::string>());
-    CHECK(uris == std::set<std::string>{"tex/skin.png", "photo.jpg", "skin.dds", "missing.png"});
+    CHECK(uris == std::set<std::string>{"tex/skin.png", "photo.jpg", "skin.dds", "missing.png", "bad.dds"});
 }
 
 #ifdef KEYBLEND_TOOL_ASSIMP
