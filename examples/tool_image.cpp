@@ -226,7 +226,11 @@ bool decode_dds(const unsigned char* b, std::size_t size, rgba_image& out, std::
         out.kind = std::string("DDS (") + codec_names[static_cast<int>(codec)] + ")";
         return decode_blocks(b + at, w, h, codec, out);
     }
-    out.kind = "DDS (" + std::to_string(bits) + "-bit " + (am ? "RGBA" : "RGB") + ")";
+    const char* layout = flags & 0x20000u ? (am ? "luminance and alpha" : "luminance")
+                         : none == 255  ? "alpha"
+                         : am           ? "RGBA"
+                                        : "RGB";
+    out.kind = "DDS (" + std::to_string(bits) + "-bit " + layout + ")";
     const masks m{channel(rm), channel(gm), channel(bm), channel(am), none};
     const unsigned bytes = bits / 8;
     for (std::size_t i = 0; i < std::size_t(w) * h; ++i) m.put(uint_of(b + at + i * bytes, bytes), &out.pixels[i * 4]);

@@ -217,7 +217,14 @@ TEST_CASE("texture decoder: uncompressed DDS by their masks: 24-bit RGB, 16-bit 
 
     bytes grey = dds(1, 1, nullptr, 0x20000, 8, {0xFF, 0, 0, 0});
     grey.push_back(0x80);
-    CHECK(at(decoded(grey), 0, 0) == rgba{128, 128, 128, 255});
+    const tool::rgba_image e = decoded(grey);
+    CHECK(e.kind == "DDS (8-bit luminance)");
+    CHECK(at(e, 0, 0) == rgba{128, 128, 128, 255});
+    bytes alpha = dds(1, 1, nullptr, 0x2, 8, {0, 0, 0, 0xFF});
+    alpha.push_back(0x40);
+    const tool::rgba_image f = decoded(alpha);
+    CHECK(f.kind == "DDS (8-bit alpha)");
+    CHECK(at(f, 0, 0) == rgba{255, 255, 255, 64});
     every_prefix_refused(argb);
 }
 
