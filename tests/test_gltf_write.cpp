@@ -223,6 +223,7 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     m.name = "plate";
     m.joint = 0;
     m.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}};
+    m.texcoords = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
     m.indices = {0, 1, 2, 1, 3, 2, 0, 1, 3, 0, 2, 3, 1, 2, 3};
     // Two materials share the PNG (its file name says nothing: the bytes are written); the third's
     // WebP cannot be written without an extension; the fourth names a file; the fifth's image is
@@ -283,7 +284,7 @@ TEST_CASE("gltf write: embedded texture images go into the buffer once, PNG and 
     CHECK(by_name[4]->texture_file.empty());
 }
 
-TEST_CASE("gltf write: texture names as relative URIs, and materials told apart by every colour bit") {
+TEST_CASE("gltf write: texture names as relative URIs, materials told apart by every colour bit, no texture without texture coordinates") {
     // A texture name's folders and file name (what the URI is made of and the tool looks for).
     using parts = std::vector<std::string>;
     CHECK(io::texture_path_segments("skin.png") == parts{"skin.png"});
@@ -303,6 +304,7 @@ TEST_CASE("gltf write: texture names as relative URIs, and materials told apart 
     m.name = "plate";
     m.joint = 0;
     m.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}};
+    m.texcoords = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
     m.indices = {0, 1, 2, 1, 3, 2, 0, 1, 3, 0, 2, 3};
     m.materials.resize(4);
     for (io::material& x : m.materials) x.name = "shiny";
@@ -312,17 +314,28 @@ TEST_CASE("gltf write: texture names as relative URIs, and materials told apart 
     m.materials[3].specular = glm::vec3(0.2f);
     m.materials[3].texture_file = "C:\\art\\skin 1.png";
     m.triangle_materials = {0, 1, 2, 3};
+    // The textured material on a mesh without texture coordinates: written without its texture.
+    io::mesh bare = m;
+    bare.name = "bare";
+    bare.texcoords.clear();
+    bare.indices.resize(3);
+    bare.triangle_materials = {3};
     gltf::asset a;
     a.skeleton = &s;
-    a.meshes = {&m};
+    a.meshes = {&m, &bare};
     gltf::write_report report;
     const json j = write_json(a, report);
-    REQUIRE(j["materials"].size() == 3);
+    REQUIRE(j["materials"].size() == 3); // (the untextured copy is material 1: the same)
     CHECK_FALSE(j["materials"][0]["extras"].contains("specular"));
     CHECK(j["materials"][1]["extras"]["specular"][0] == doctest::Approx(0.2));
     REQUIRE(j["images"].size() == 1);
     CHECK(j["images"][0]["uri"] == "skin%201.png");
     CHECK(has_warning(report, io::warning_action::repaired, "is written as the URI 'skin%201.png'"));
+    CHECK(j["materials"][2]["pbrMetallicRoughness"].contains("baseColorTexture"));
+    CHECK(j["meshes"][1]["primitives"][0]["material"] == 1);
+    CHECK_FALSE(j["materials"][1]["pbrMetallicRoughness"].contains("baseColorTexture"));
+    CHECK(has_warning(report, io::warning_action::dropped,
+                      "mesh 1 'bare': material 'shiny': the mesh has no texture coordinates; its texture is left out here"));
 }
 
 TEST_CASE("gltf write: more than four influences make JOINTS_1 and WEIGHTS_1") {

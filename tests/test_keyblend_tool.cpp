@@ -1115,6 +1115,7 @@ TEST_CASE("convert: textures beside the model go into a .glb, DDS, BMP and TGA a
     write(dir + "/plate.x", "xof 0303txt 0032\nFrame Root {\n Mesh Plate {\n"
                             "  4; 0.0;0.0;0.0;, 1.0;0.0;0.0;, 0.0;1.0;0.0;, 1.0;1.0;0.0;;\n"
                             "  6; 3;0,1,2;, 3;1,3,2;, 3;0,1,3;, 3;0,3,2;, 3;2,1,0;, 3;1,2,3;;\n"
+                            "  MeshTextureCoords { 4; 0.0;0.0;, 1.0;0.0;, 0.0;1.0;, 1.0;1.0;; }\n"
                             "  MeshMaterialList { 6; 6; 0, 1, 2, 3, 4, 5;;\n" +
                                 material("A", "tex\\\\skin.png") + material("B", "C:\\\\art\\\\photo.jpg") +
                                 material("C", "skin.dds") + material("D", "missing.png") +

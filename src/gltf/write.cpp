@@ -1007,7 +1007,23 @@ status writer::add_mesh(std::size_t index) {
         }
         j.end_object();
         j.key("indices").number(indices_accessor);
-        if (has_materials) j.key("material").number(material_index(m.materials[mat], st, where));
+        if (has_materials) {
+            // A texture needs texture coordinates (TEXCOORD_0): without them the primitive's
+            // material is written without its texture.
+            const io::material* used = &m.materials[mat];
+            io::material untextured;
+            if (texcoord_accessor == none && (!used->texture_file.empty() || used->texture_image)) {
+                untextured = *used;
+                untextured.texture_file.clear();
+                untextured.texture_image.reset();
+                if (st)
+                    st = problem(warning_action::dropped, errc::invalid_argument,
+                                 where + ": material '" + used->name +
+                                     "': the mesh has no texture coordinates; its texture is left out here");
+                used = &untextured;
+            }
+            j.key("material").number(material_index(*used, st, where));
+        }
         j.key("mode").number(std::size_t{4});
         j.end_object();
         ++primitives;
