@@ -82,15 +82,17 @@ bool encode_png(const rgba_image& image, std::vector<unsigned char>& out, std::s
 constexpr std::uintmax_t max_texture_bytes = std::uintmax_t{1} << 30;
 
 /// The texture files the meshes name, looked for beside the model by io::texture_path_segments.
-/// With `embed` (a .glb: one file), the PNG and JPEG ones go into it as they are, and DDS, BMP and
-/// TGA ones (tool_image.hpp) converted to PNG: the meshes using them are copied into `own` with
-/// the image set. A note for each texture, saying what became of it; one that is missing, of
+/// PNG and JPEG ones go into a .glb (`glb`: one file) as they are, a .gltf refers to them by URI;
+/// DDS, BMP and TGA ones, which glTF's core cannot hold, go into either converted to PNG
+/// (tool_image.hpp; a .gltf's into its buffer). The meshes using an image are copied into `own`
+/// with it set. A note for each texture, saying what became of it; one that is missing, of
 /// another type or not decoded stays a URI.
-void find_textures(const std::string& model_file, bool embed, std::vector<const keyblend::io::mesh*>& meshes,
+void find_textures(const std::string& model_file, bool glb, std::vector<const keyblend::io::mesh*>& meshes,
                    std::vector<keyblend::io::mesh>& own, std::vector<warning_line>& notes) {
     namespace fs = std::filesystem;
     using image = std::shared_ptr<const keyblend::io::embedded_image>;
-    const char* container = embed ? "the .glb" : "the .gltf";
+    const char* container = glb ? "the .glb" : "the .gltf";
+    const char* holder = glb ? "the .glb" : "the .gltf's buffer";
     std::map<std::string, image> seen;
     const auto look_up = [&](const std::string& name) -> image {
         if (const auto found = seen.find(name); found != seen.end()) return found->second;
@@ -112,11 +114,7 @@ void find_textures(const std::string& model_file, bool embed, std::vector<const 
         unsigned char head[8] = {};
         in.read(reinterpret_cast<char*>(head), sizeof head);
         const char* type = keyblend::io::image_type_of(head, static_cast<std::size_t>(in.gcount()));
-        if (!embed) {
-            if (type) return result;
-            return keep_uri("neither PNG nor JPEG, the images glTF's core holds (viewers may not show it; a .glb has "
-                            "DDS, BMP and TGA textures converted to PNG)");
-        }
+        if (type && !glb) return result;
         if (size > max_texture_bytes) return keep_uri("larger than " + std::to_string(max_texture_bytes >> 20) + " MiB");
         std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
         in.clear();
@@ -135,14 +133,14 @@ void find_textures(const std::string& model_file, bool embed, std::vector<const 
             rgba_image decoded;
             std::string why;
             if (!decode_image(bytes.data(), bytes.size(), ext == ".tga", decoded, why))
-                return keep_uri("not converted to PNG: " + why);
+                return keep_uri("not converted to PNG: " + why + " (viewers may not show it)");
             if (!encode_png(decoded, made->bytes, why)) return keep_uri("its PNG could not be written: " + why);
             made->mime_type = "image/png";
             what = "a " + decoded.kind + ", " + std::to_string(decoded.width) + " x " +
                    std::to_string(decoded.height) + ", converted to ";
         }
         notes.push_back({"note", shown + ": " + what + std::to_string(made->bytes.size()) + " bytes of " +
-                                     made->mime_type + ", embedded in " + container});
+                                     made->mime_type + ", embedded in " + holder});
         result = std::move(made);
         return result;
     };

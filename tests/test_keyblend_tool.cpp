@@ -1080,7 +1080,7 @@ TEST_CASE("convert: .X files into glTF, read back by the tool as the mirror of t
     CHECK(differing_pixels(sheets[0], sheets[1]) < std::size_t(sheets[0].width * sheets[0].height / 200));
 }
 
-TEST_CASE("convert: textures beside the model go into a .glb, DDS, BMP and TGA as PNG, the others stay URIs, each noted") {
+TEST_CASE("convert: textures beside the model into a .glb, DDS, BMP and TGA as PNG into a .gltf too, the rest URIs, each noted") {
     const std::string dir = std::string(KEYBLEND_TOOL_OUT) + "/textures";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir + "/tex");
@@ -1127,7 +1127,7 @@ TEST_CASE("convert: textures beside the model go into a .glb, DDS, BMP and TGA a
     CHECK(contains(r.out, "texture note: 'skin.dds' (" + dir + "/skin.dds): a DDS (DXT1), 4 x 4, converted to "));
     CHECK(contains(r.out, "texture note: 'missing.png' (" + dir + "/missing.png): no such file; the .glb refers to it by URI"));
     CHECK(contains(r.out, "texture note: 'bad.dds' (" + dir + "/bad.dds): not converted to PNG: the file ends before its DDS "
-                          "header (128 bytes; 28 there); the .glb refers to it by URI"));
+                          "header (128 bytes; 28 there) (viewers may not show it); the .glb refers to it by URI"));
     // Read back: the bytes as they were, the PNG one image for both its names, the DDS a PNG of
     // its pixels.
     const result<gltf::model> g = gltf::load(dir + "/plate.glb");
@@ -1162,18 +1162,33 @@ TEST_CASE("convert: textures beside the model go into a .glb, DDS, BMP and TGA a
     CHECK_FALSE(by_name["F"]->texture_image);
     CHECK(by_name["F"]->texture_file == "bad.dds");
     CHECK(by_name["D"]->texture_file == "missing.png");
-    // A .gltf keeps every texture a URI: only what will not show is noted.
+    // A .gltf refers to the PNG and JPEG files by URI; the DDS goes into its buffer as a PNG.
     const run_result t = run({"convert", dir + "/plate.x", "-o", dir + "/plate.gltf"});
     REQUIRE_MESSAGE(t.exit_code == 0, t.out);
-    CHECK_FALSE(contains(t.out, "embedded"));
-    CHECK(contains(t.out, "'skin.dds' (" + dir + "/skin.dds): neither PNG nor JPEG, the images glTF's core holds (viewers "
-                          "may not show it; a .glb has DDS, BMP and TGA textures converted to PNG); the .gltf refers to it by URI"));
+    CHECK_FALSE(contains(t.out, "texture note: 'tex")); // (the files that will show: no note)
+    CHECK_FALSE(contains(t.out, "texture note: 'C:"));
+    CHECK(contains(t.out, "'skin.dds' (" + dir + "/skin.dds): a DDS (DXT1), 4 x 4, converted to " +
+                              std::to_string(converted.bytes.size()) + " bytes of image/png, embedded in the .gltf's buffer"));
     CHECK(contains(t.out, "'missing.png' (" + dir + "/missing.png): no such file; the .gltf refers to it by URI"));
+    CHECK(contains(t.out, "'bad.dds' (" + dir + "/bad.dds): not converted to PNG: the file ends before its DDS header (128 "
+                          "bytes; 28 there) (viewers may not show it); the .gltf refers to it by URI"));
     std::ifstream in(dir + "/plate.gltf");
     const json j = json::parse(in);
     std::set<std::string> uris;
-    for (const json& image : j["images"]) uris.insert(image["uri"].get<std::string>());
-    CHECK(uris == std::set<std::string>{"tex/skin.png", "photo.jpg", "skin.dds", "missing.png", "bad.dds"});
+    std::size_t in_buffer = 0;
+    for (const json& image : j["images"]) {
+        if (image.contains("uri")) uris.insert(image["uri"].get<std::string>());
+        else in_buffer += image["mimeType"] == "image/png" && image.contains("bufferView");
+    }
+    CHECK(uris == std::set<std::string>{"tex/skin.png", "photo.jpg", "missing.png", "bad.dds"});
+    CHECK(in_buffer == 1);
+    const result<gltf::model> back = gltf::load(dir + "/plate.gltf");
+    REQUIRE_MESSAGE(bool(back), (back ? std::string() : back.error().message));
+    bool found = false;
+    for (const gltf::mesh_instance& m : back->meshes)
+        for (const io::material& x : m.materials)
+            if (x.name == "C") found = x.texture_image && x.texture_image->bytes == converted.bytes;
+    CHECK(found);
 }
 
 #ifdef KEYBLEND_TOOL_ASSIMP
