@@ -26,7 +26,7 @@ for tool in "$clang" "$opt" "$cxxfilt"; do
 done
 allowed='keyblend::impl::([a-z0-9_]+::)?skin::([a-z0-9_]+::)?(lbs_kernel|lbs_group_clamped)<|^nlohmann::[a-z0-9_]*::detail::serializer<.*>::dump\('
 flags=(-std=c++17 -O0 -w -Iinclude -Iexamples -DKEYBLEND_IO_LIBRARY -DKEYBLEND_TOOL_ASSIMP -DKEYBLEND_TOOL_GLTF)
-units=(src/*/*.cpp examples/*.cpp)
+units=(src/*/*.cpp examples/*.cpp examples/tool/*.cpp)
 failed=0
 for unit in "${units[@]}"; do
   case "$unit" in examples/d3d9_*) continue ;; esac # Windows only (its frame walk is a loop)

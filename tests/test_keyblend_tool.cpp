@@ -911,7 +911,7 @@ TEST_CASE("assimp runs in a process of its own: a crash, exhausted memory or tim
     CHECK(contains(own.out, "keyblend: " + glb));
     const run_result memory = run({"info", glb, "--importer", "assimp", "--max-memory", "512"}, true);
     CHECK(memory.exit_code == 1);
-#if !defined(KEYBLEND_TOOL_SANITIZED) // (a sanitized tool has no address-space limit: see tool_isolate.cpp)
+#if !defined(KEYBLEND_TOOL_SANITIZED) // (a sanitized tool has no address-space limit: see examples/tool/isolate.cpp)
     CHECK(contains(memory.out, "keyblend: " + glb + ": assimp's importer ran out of memory (--max-memory 512 MiB)"));
 #endif
     const run_result time = run({"info", glb, "--importer", "assimp", "--max-memory", "8192", "--max-seconds", "0.05"}, true);

@@ -1,8 +1,8 @@
-// keyblend convert's texture decoder (examples/tool_image.hpp): DDS, BMP and TGA files built byte by
+// keyblend convert's texture decoder (examples/tool/image.hpp): DDS, BMP and TGA files built byte by
 // byte, their pixels worked out by hand from the formats' definitions; and bad input (truncated at
 // every length, sides past the limit, palettes and colour maps overrun, types not decoded) an error
 // with its reason.
-#include "../examples/tool_image.hpp"
+#include "../examples/tool/image.hpp"
 
 #include <doctest/doctest.h>
 

@@ -42,7 +42,7 @@
 // without inverse bind matrices, glTF or BVH hierarchies tens of thousands of levels deep, GLB
 // chunks claiming gigabytes. Nothing in this header can make an import of a hostile file safe:
 // a program that opens files it does not trust runs load_scene where a crash cannot take it down
-// (a child process with limits: the keyblend tool does so, examples/tool_isolate.cpp), and
+// (a child process with limits: the keyblend tool does so, examples/tool/isolate.cpp), and
 // prefers keyblend's own loaders for the formats they read.
 //
 // What the adapter checks of the scene assimp hands it, before using any of it (so that a scene

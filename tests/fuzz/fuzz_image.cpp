@@ -1,4 +1,4 @@
-// libFuzzer target for keyblend convert's texture decoder (examples/tool_image.hpp): DDS, BMP and
+// libFuzzer target for keyblend convert's texture decoder (examples/tool/image.hpp): DDS, BMP and
 // TGA. Whatever the bytes, decode_image must decode them or give a reason, read nothing past them,
 // and keep its promises: sides within max_image_side, width * height * 4 bytes of pixels (and at
 // most 256 bytes of pixels per byte of input, past a small header), `opaque` true exactly when
@@ -7,7 +7,7 @@
 //
 // Built by .ci/run with clang (-DKEYBLEND_BUILD_FUZZ=ON), seeded with tests/data, run for a
 // bounded time under AddressSanitizer and UndefinedBehaviorSanitizer.
-#include "../../examples/tool_image.hpp"
+#include "../../examples/tool/image.hpp"
 
 #include "fuzz.hpp"
 

@@ -4,7 +4,7 @@
 //
 // SPDX-License-Identifier: MIT
 #include "keyblend_tool.hpp"
-#include "tool_image.hpp"
+#include "image.hpp"
 
 #include <png.h>
 
@@ -84,7 +84,7 @@ constexpr std::uintmax_t max_texture_bytes = std::uintmax_t{1} << 30;
 /// The texture files the meshes name, looked for beside the model by io::texture_path_segments.
 /// PNG and JPEG ones go into a .glb (`glb`: one file) as they are, a .gltf refers to them by URI;
 /// DDS, BMP and TGA ones, which glTF's core cannot hold, go into either converted to PNG
-/// (tool_image.hpp; a .gltf's into its buffer). The meshes using an image are copied into `own`
+/// (image.hpp; a .gltf's into its buffer). The meshes using an image are copied into `own`
 /// with it set. A note for each texture, saying what became of it; one that is missing, of
 /// another type or not decoded stays a URI.
 void find_textures(const std::string& model_file, bool glb, std::vector<const keyblend::io::mesh*>& meshes,

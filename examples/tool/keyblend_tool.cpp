@@ -13,8 +13,8 @@
 //
 // .X, BVH, .gltf and .glb files go through keyblend's own loaders, every other format (and these
 // with --importer assimp) through assimp (keyblend/assimp.hpp) when the tool is built with it, in a
-// process of its own with limits (tool_isolate.cpp): assimp's importers are not hardened.
-// Packages (keyblend pack's output) are read in place (tool_pack.cpp).
+// process of its own with limits (isolate.cpp): assimp's importers are not hardened.
+// Packages (keyblend pack's output) are read in place (pack.cpp).
 //
 // Exit codes: 0 done; 1 the file cannot be read or is malformed (or the output cannot be written;
 // for convert: any input failed, the others still written);
@@ -23,7 +23,7 @@
 // Copy this into a project: it needs keyblend::io, keyblend::gltf, nlohmann-json, libpng, giflib,
 // stb_easy_font and (for other formats) keyblend::assimp.
 #include "keyblend_tool.hpp"
-#include "posed_mesh.hpp"
+#include "../posed_mesh.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 // keyblend — the command-line tool's shared parts: its options, a loaded model (from keyblend's
 // .X, BVH or glTF loaders, assimp, or a package, one place), and the pose of the skeleton at a time.
-// keyblend_tool.cpp has main, `info` and `pose`; tool_render.cpp has `render`; tool_pack.cpp has
-// `pack` and packages as input; tool_convert.cpp has `convert` (tool_image.cpp decodes the DDS, BMP and
-// TGA textures it converts to PNG).
+// keyblend_tool.cpp has main, `info` and `pose`; render.cpp has `render`; pack.cpp has `pack` and
+// packages as input; convert.cpp has `convert` (image.cpp decodes the DDS, BMP and TGA textures it
+// converts to PNG); isolate.cpp runs assimp's imports in a process of their own.
 //
 // SPDX-License-Identifier: MIT
 #pragma once
@@ -57,7 +57,7 @@ struct options {
     bool bones = false;
     bool progress = false; // a progress line even when stderr is not a terminal
     std::string out;
-    // The limits of an assimp import's process (tool_isolate.cpp): address space and seconds.
+    // The limits of an assimp import's process (isolate.cpp): address space and seconds.
     std::size_t max_memory_mib = 1024;
     double max_seconds = 10.0;
     // pack
@@ -89,7 +89,7 @@ struct model {
     std::vector<const keyblend::clip*> clips;
     /// The importer's warnings (io::load_warning is an error with what the load did about it).
     std::vector<keyblend::error> warnings;
-    /// A package (tool_pack.cpp): its bytes, the skeleton built from it, its compressed clips,
+    /// A package (pack.cpp): its bytes, the skeleton built from it, its compressed clips,
     /// each one's plain clip without channels (name, times, events: what `clips` points to) and
     /// its meshes as io::meshes.
     std::unique_ptr<keyblend::package_file> package;
@@ -145,7 +145,7 @@ bool reads_with_assimp(const options& o);
 /// assimp's importer cannot take the tool down: on POSIX systems in a child process with
 /// o.max_memory_mib of address space and o.max_seconds for the import, reporting a crash, an
 /// assertion or an exhausted limit as an error naming the file and the importer (exit 1); in the
-/// tool's own process elsewhere. Returns the exit code. See tool_isolate.cpp.
+/// tool's own process elsewhere. Returns the exit code. See isolate.cpp.
 int run_isolated(const options& o, int (*command)(const options&));
 
 /// Called by load_model when assimp's import is over: the child's memory limit is lifted and the
@@ -188,10 +188,10 @@ keyblend::span<const float> mesh_morph_weights(const model& m, const Mesh& mesh,
     return keyblend::span<const float>(weights).subspan(s.morph_weight_offset(mesh.joint), s.morph_weight_count(mesh.joint));
 }
 
-/// `keyblend render`: see tool_render.cpp.
+/// `keyblend render`: see render.cpp.
 int render(const options& o, const model& m, double load_ms);
 
-// Packages (tool_pack.cpp).
+// Packages (pack.cpp).
 /// True when the file starts with a package's magic.
 bool has_package_magic(const std::string& path);
 /// Reads a package; on failure prints the error and returns null.
@@ -210,7 +210,7 @@ double model_height(const model& m);
 /// own where they are io::meshes, otherwise copies of the members they share, kept in `copies`.
 std::vector<const keyblend::io::mesh*> io_meshes(const model& m, std::vector<keyblend::io::mesh>& copies);
 
-/// `keyblend convert`: see tool_convert.cpp. Loads each input (through run_isolated where assimp
+/// `keyblend convert`: see convert.cpp. Loads each input (through run_isolated where assimp
 /// reads it) and writes it as glTF; returns 1 when any input failed, the others still written.
 int convert(const options& o);
 

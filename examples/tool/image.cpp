@@ -1,10 +1,10 @@
-// keyblend convert's texture decoder (tool_image.hpp): DDS, BMP and TGA to 8-bit RGBA. Every read
+// keyblend convert's texture decoder (image.hpp): DDS, BMP and TGA to 8-bit RGBA. Every read
 // is checked against the file's size before it is made, and the pixels are allocated only once the
 // file is known to hold their data, so memory is bounded by the file (at most 256 times its size,
 // for TGA's run-length packets) and time by the pixels.
 //
 // SPDX-License-Identifier: MIT
-#include "tool_image.hpp"
+#include "image.hpp"
 
 #include <array>
 #include <cstring>

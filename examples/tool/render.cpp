@@ -5,8 +5,8 @@
 // SPDX-License-Identifier: MIT
 #include "keyblend_tool.hpp"
 
-#include "posed_mesh.hpp"
-#include "raster.hpp"
+#include "../posed_mesh.hpp"
+#include "../raster.hpp"
 
 #include <fcntl.h>
 #include <gif_lib.h>
