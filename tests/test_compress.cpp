@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,16 @@ double error_at(const clip& c, const compressed_clip& cc, const skeleton& s, flo
     return worst;
 }
 
+/// What the SIMD paths' errors may differ from the scalar one's the compressor checks by: float
+/// rounding at the model's size (a few units in the last place of its largest distance from the
+/// origin, the bind pose's joints plus the shell), not a fraction of the precision: a long chain's
+/// far vertices round at ten units where its bound is 1e-4.
+double rounding_at_size(const skeleton& s, float shell) {
+    double extent = 0.0;
+    for (std::size_t j = 0; j < s.size(); ++j) extent = std::max(extent, double(glm::length(glm::vec3(s.bind_model()[j][3]))));
+    return 8.0 * double(std::numeric_limits<float>::epsilon()) * (extent + double(shell));
+}
+
 /// Compresses and checks the bound: the report's, measure_error's at 60 Hz, and the errors at
 /// `extra` times; returns the compressed clip.
 compressed_clip compress_within(const clip& c, const skeleton& s, const compression_settings& st,
@@ -117,9 +128,10 @@ compressed_clip compress_within(const clip& c, const skeleton& s, const compress
         measure_error(c, cc, s, report.stats.shell_distance, 60.0f, {}, st.additive_base);
     REQUIRE(m);
     // The SIMD paths differ from the scalar one the compressor checks by rounding.
-    CHECK(m->max_error <= double(report.stats.precision) * 1.001);
+    const double within = double(report.stats.precision) * 1.001 + rounding_at_size(s, report.stats.shell_distance);
+    CHECK(m->max_error <= within);
     CHECK(m->max_weight_error <= double(report.stats.weight_precision) * 1.001);
-    if (!extra.empty()) CHECK(error_at(c, cc, s, report.stats.shell_distance, extra, st.additive_base) <= double(report.stats.precision) * 1.001);
+    if (!extra.empty()) CHECK(error_at(c, cc, s, report.stats.shell_distance, extra, st.additive_base) <= within);
     if (out_report) *out_report = report;
     return cc;
 }
