@@ -20,6 +20,9 @@
 
 namespace kbtest {
 
+/// The text holds the part (messages and listings are checked by the words a user reads).
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
 /// Same bits (no tolerance, -0 differs from +0, NaN equals the same NaN).
 template <class T>
 bool bit_equal(const T& a, const T& b) {

@@ -31,16 +31,13 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::contains;
 using kbtest::sample_clip;
 using kbtest::local_to_model;
 using kbtest::sample_local_matrices;
 namespace ka = keyblend::assimp;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
-}
 
 bool has_warning(const ka::scene& s, const std::string& part) {
     for (const error& w : s.warnings)

@@ -21,6 +21,7 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::contains;
 using kbtest::local_to_model;
 using kbtest::sample_local_matrices;
 namespace kio = keyblend::io;
@@ -141,8 +142,6 @@ kio::load_options strict() {
 result<kio::bvh> load(const std::string& text, const kio::load_options& o = {}) {
     return kio::load_bvh_memory(text.data(), text.size(), o, "test.bvh");
 }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 /// The warning whose message contains `part`, or null.
 const kio::load_warning* warning_with(const kio::bvh& b, const std::string& part) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::contains;
 using kbtest::local_to_model;
 using kbtest::sample_clip;
 using kbtest::sample_local_matrices;
@@ -49,8 +50,6 @@ result<gltf::model> load_bytes(const std::vector<unsigned char>& b, io::parse_mo
     o.mode = mode;
     return gltf::load_memory(b.data(), b.size(), o, "test.gltf");
 }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 bool has_warning(const gltf::model& m, const std::string& part) {
     for (const io::load_warning& w : m.warnings)

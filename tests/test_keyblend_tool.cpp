@@ -26,6 +26,7 @@
 
 using json = nlohmann::json;
 using namespace keyblend;
+using kbtest::contains;
 
 // The tool is built as this file is: under AddressSanitizer, its assimp process has no
 // address-space limit, and a crash there is caught by the sanitizer first.
@@ -82,10 +83,6 @@ glm::mat4 matrix_of(const json& a) {
     glm::mat4 m;
     for (int i = 0; i < 16; ++i) m[i / 4][i % 4] = a[static_cast<std::size_t>(i)].get<float>();
     return m;
-}
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
 }
 
 const char* const all_files[] = {

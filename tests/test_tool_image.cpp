@@ -3,6 +3,7 @@
 // every length, sides past the limit, palettes and colour maps overrun, types not decoded) an error
 // with its reason.
 #include "../examples/tool/image.hpp"
+#include "helpers.hpp"
 
 #include <doctest/doctest.h>
 
@@ -13,6 +14,8 @@
 #include <initializer_list>
 #include <string>
 #include <vector>
+
+using kbtest::contains;
 
 namespace {
 
@@ -118,8 +121,6 @@ rgba at(const tool::rgba_image& im, std::uint32_t x, std::uint32_t y) {
     const unsigned char* p = &im.pixels[(std::size_t(y) * im.width + x) * 4];
     return {p[0], p[1], p[2], p[3]};
 }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 /// Every shorter prefix of a good file is refused with a reason (and never read past).
 void every_prefix_refused(const bytes& b, bool maybe_tga = false) {

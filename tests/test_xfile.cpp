@@ -23,6 +23,7 @@
 #include <vector>
 
 using namespace keyblend;
+using kbtest::contains;
 using kbtest::sample_local_matrices;
 using io::parse_mode;
 using kbtest::max_abs_diff;
@@ -229,10 +230,6 @@ result<io::xfile> load(const std::string& bytes, parse_mode mode = parse_mode::s
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
 }
 
 /// The same floats, bit for bit (NaN equal to NaN), member by member (whatever GLM's layout).

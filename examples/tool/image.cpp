@@ -30,21 +30,21 @@ bool fail(std::string& why, std::string text) {
 
 std::string sides(std::uint64_t w, std::uint64_t h) { return std::to_string(w) + " x " + std::to_string(h); }
 
-/// Checks the sides and allocates the pixels: called once the file is known to hold them.
-bool start(rgba_image& out, std::uint64_t w, std::uint64_t h, std::string& why) {
+/// The sides' check, before the size of the data is worked out from them (no product of them can
+/// overflow after it).
+bool sides_ok(std::uint64_t w, std::uint64_t h, std::string& why) {
     if (w == 0 || h == 0) return fail(why, "it has no pixels (" + sides(w, h) + ")");
     if (w > max_image_side || h > max_image_side)
         return fail(why, "it is " + sides(w, h) + ", larger than " + std::to_string(max_image_side) + " on a side");
-    out.width = static_cast<std::uint32_t>(w);
-    out.height = static_cast<std::uint32_t>(h);
-    out.pixels.assign(static_cast<std::size_t>(w * h * 4), 0);
     return true;
 }
 
-/// The sides' check before the size of the data is worked out from them (no overflow after it).
-bool sides_ok(std::uint64_t w, std::uint64_t h, std::string& why) {
-    rgba_image none;
-    if (w == 0 || h == 0 || w > max_image_side || h > max_image_side) return start(none, w, h, why);
+/// Checks the sides and allocates the pixels: called once the file is known to hold them.
+bool start(rgba_image& out, std::uint64_t w, std::uint64_t h, std::string& why) {
+    if (!sides_ok(w, h, why)) return false;
+    out.width = static_cast<std::uint32_t>(w);
+    out.height = static_cast<std::uint32_t>(h);
+    out.pixels.assign(static_cast<std::size_t>(w * h * 4), 0);
     return true;
 }
 
