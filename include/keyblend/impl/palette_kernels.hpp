@@ -31,7 +31,12 @@ inline void multiply_mat4(const glm::mat4& a, const glm::mat4& b, glm::mat4& out
     const auto every = [pa](int c) {
         return _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_loadu_ps(pa + 4 * c));
     };
-    const __m512 col = _mm512_loadu_ps(&b[0][0]); // b's four columns, one a lane
+    __m512 col = _mm512_loadu_ps(&b[0][0]); // b's four columns, one a lane
+#if defined(__GNUC__)
+    // b loaded once, into a register: GCC would fold the load into each of the four permutes, four
+    // 64-byte loads of b where one is needed, each across two cache lines for a skin_bone's offset.
+    __asm__("" : "+v"(col));
+#endif
     __m512 r = _mm512_add_ps(_mm512_mul_ps(every(0), _mm512_maskz_permute_ps(0xFFFF, col, 0x00)),
                              _mm512_mul_ps(every(1), _mm512_maskz_permute_ps(0xFFFF, col, 0x55)));
     r = _mm512_add_ps(r, _mm512_mul_ps(every(2), _mm512_maskz_permute_ps(0xFFFF, col, 0xAA)));
