@@ -13,8 +13,11 @@
 //                                        and two stages in one job: palette_skin (the palette
 //                                        computed by the skinning job), local_to_model_palette
 //                                        (by the local-to-model job)
+//   crowd/machine/read, crowd/machine/write   one thread's memory bandwidth (256 MB read or
+//                                        written), beside which the frames' written mesh
+//                                        (output bytes/s) is read
 //
-// Rates are characters/s. The 2-thread frames are compared with the 1-thread ones (the ratio is
+// Rates are characters/s (the frames also give output bytes/s; the machine rows bytes/s). The 2-thread frames are compared with the 1-thread ones (the ratio is
 // the speed-up of the second core), and after the table the program prints how many characters
 // fit in a 60 Hz frame (16.7 ms) on 2 cores and the time per character of each stage.
 #include "crowd.hpp"
@@ -33,6 +36,7 @@ void register_all() {
     }
     for (int s = 0; s < int(stage_count + fused_stage_count); ++s)
         benchmark::RegisterBenchmark((prefix + "stage/" + stage_names[s]).c_str(), bm_stage, s, rotations::as_loaded);
+    register_bandwidth();
 }
 
 } // namespace

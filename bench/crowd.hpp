@@ -295,9 +295,40 @@ void frame_loop(benchmark::State& state, std::size_t count, int threads, Frame f
     set_rate(state, double(count));
 }
 
+/// The bytes of skinned mesh (positions and normals) a character's frame writes.
+inline double output_bytes() {
+    const model& m = the_model();
+    return double((m.positions.size() + m.normals.size()) * sizeof(glm::vec3));
+}
+
 inline void bm_frame(benchmark::State& state, std::size_t count, int threads) {
     auto crowd = make_crowd(count);
     frame_loop(state, count, threads, [&](std::size_t i) { return whole_frame(*crowd[i], frame_dt); });
+    state.counters["output bytes/s"] =
+        benchmark::Counter(double(state.iterations()) * double(count) * output_bytes(), benchmark::Counter::kIsRate);
+}
+
+/// The machine's memory bandwidth on one thread, for the frames' bytes to be read against: a
+/// sequential read (an integer sum, which the compiler vectorises) or write of 256 MB, far more
+/// than any cache. The write reads each line first, as the skinning's ordinary stores do.
+inline void bm_bandwidth(benchmark::State& state, bool write) {
+    std::vector<std::uint64_t> buffer((std::size_t(256) << 20) / sizeof(std::uint64_t), 1);
+    std::uint64_t value = 1, sum = 0;
+    for (auto _ : state) {
+        if (write) std::fill(buffer.begin(), buffer.end(), ++value);
+        else
+            for (std::uint64_t v : buffer) sum += v;
+        benchmark::DoNotOptimize(sum);
+        benchmark::ClobberMemory();
+    }
+    state.counters["bytes/s"] = benchmark::Counter(double(state.iterations()) * double(buffer.size() * sizeof(std::uint64_t)),
+                                                   benchmark::Counter::kIsRate);
+}
+
+/// crowd/machine/read and crowd/machine/write (bm_bandwidth).
+inline void register_bandwidth() {
+    benchmark::RegisterBenchmark("crowd/machine/read", bm_bandwidth, false)->UseRealTime();
+    benchmark::RegisterBenchmark("crowd/machine/write", bm_bandwidth, true)->UseRealTime();
 }
 
 inline constexpr std::size_t stage_crowd = 64;
@@ -349,8 +380,9 @@ public:
         for (const Run& run : runs) {
             if (run.error_occurred) continue;
             if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
-            const auto it = run.counters.find("characters/s");
-            if (it != run.counters.end()) rate_[without_real_time(run.run_name.str())] = it->second.value;
+            for (const char* counter : {"characters/s", "bytes/s"})
+                if (const auto it = run.counters.find(counter); it != run.counters.end())
+                    rate_[without_real_time(run.run_name.str())] = it->second.value;
         }
     }
 
@@ -364,9 +396,19 @@ public:
             for (const char* threads : {"1_thread", "2_threads"}) {
                 const auto it = rate_.find(prefix + "frame/" + std::to_string(n) + "/" + threads);
                 if (it == rate_.end()) continue;
-                std::printf("  %4zu characters, %-9s: %7.2f us per character -> %6.0f characters in 16.7 ms\n", n,
-                            threads, 1e6 / it->second, it->second / 60.0);
+                std::printf("  %4zu characters, %-9s: %7.2f us per character -> %6.0f characters in 16.7 ms; "
+                            "mesh written at %5.2f GB/s\n",
+                            n, threads, 1e6 / it->second, it->second / 60.0, it->second * output_bytes() / 1e9);
             }
+        }
+        const auto read = rate_.find("crowd/machine/read"), write = rate_.find("crowd/machine/write");
+        if (read != rate_.end() && write != rate_.end())
+            std::printf("one thread's memory bandwidth (256 MB): read %.2f GB/s, write %.2f GB/s; a character's frame "
+                        "writes %.0f KB of mesh\n",
+                        read->second / 1e9, write->second / 1e9, output_bytes() / 1e3);
+        if (rate_.lower_bound(prefix + "stage/") == rate_.lower_bound(prefix + "stage0")) {
+            std::fflush(stdout); // no stage was run
+            return;
         }
         std::printf("time per character of each stage (one thread, %zu characters):\n", stage_crowd);
         double sum = 0.0;

@@ -16,6 +16,8 @@
 //   crowd/<model>/stage/local_to_model_palette[/ozz]     keyblend's local-to-model job computing the
 //                                                        palette too; ozz's LocalToModelJob then
 //                                                        its palette
+//   crowd/machine/read, crowd/machine/write              one thread's memory bandwidth (bytes/s),
+//                                                        beside keyblend's frames' output bytes/s
 //
 // Each ozz case is printed beside the keyblend case of the same name: the ratio is keyblend / ozz.
 // Built only when KEYBLEND_OZZ_SOURCE_DIR names ozz's sources (bench/ozz/CMakeLists.txt).
@@ -257,6 +259,7 @@ void register_all() {
     }
     benchmark::RegisterBenchmark((prefix + "stage/sample_nlerp").c_str(), bm_stage, 0, rotations::nlerp);
     benchmark::RegisterBenchmark((prefix + "stage/sample_nlerp/ozz").c_str(), bm_ozz_stage, 0);
+    register_bandwidth();
 }
 
 } // namespace
