@@ -281,9 +281,62 @@ TEST_CASE("texture decoder: BMP at 24, 8, 4 and 1 bits, bottom-up and top-down, 
     finish_bmp(v4, v4.size());
     append(v4, {1, 2, 3, 4});
     CHECK(at(decoded(v4), 0, 0) == rgba{1, 2, 3, 4});
-    // RLE is not decoded, said so.
-    bytes rle = bmp(1, 1, 8, 1, 1);
-    CHECK(contains(refused(rle), "compressed as type 1"));
+    // JPEG inside a BMP is not decoded, said so.
+    CHECK(contains(refused(bmp(1, 1, 24, 4)), "compressed as type 4 (JPEG or PNG)"));
+}
+
+TEST_CASE("texture decoder: BMP run-length data, RLE8 and RLE4: runs, literal runs, row ends and jumps") {
+    // RLE8, 4 x 3, colours 0, 1, 2; rows from the bottom. Row 0: three of colour 1, one of colour 2,
+    // end of row. Row 1: a literal run of 3 (2, 0, 1; padded to 4 bytes), end of row (the fourth
+    // pixel never reached). Row 2: a jump 2 to the right, two of colour 0, end of image.
+    bytes r8 = bmp(4, 3, 8, 1, 3);
+    append(r8, {10, 20, 30, 0, 40, 50, 60, 0, 70, 80, 90, 0});
+    finish_bmp(r8, r8.size());
+    append(r8, {3, 1, 1, 2, 0, 0, 0, 3, 2, 0, 1, 0, 0, 0, 0, 2, 2, 0, 2, 0, 0, 1});
+    const tool::rgba_image a = decoded(r8);
+    CHECK(a.kind == "BMP (RLE8, palette)");
+    const rgba c0{30, 20, 10, 255}, c1{60, 50, 40, 255}, c2{90, 80, 70, 255}, none{0, 0, 0, 0};
+    const rgba want[3][4] = {{none, none, c0, c0}, {c2, c0, c1, none}, {c1, c1, c1, c2}}; // top row first
+    for (std::uint32_t y = 0; y < 3; ++y)
+        for (std::uint32_t x = 0; x < 4; ++x) CHECK_MESSAGE(at(a, x, y) == want[y][x], x, ", ", y);
+    CHECK_FALSE(a.opaque);
+    every_prefix_refused(r8);
+
+    // RLE4, 6 x 2, 16 greys. Row 0: a run of 3 alternating 5 and 10, a literal run of 3 (1, 2, 3:
+    // 2 bytes), end of row. Row 1: a literal run of 5 (3 bytes, padded to 4), end of image.
+    bytes r4 = bmp(6, 2, 4, 2, 16);
+    for (unsigned i = 0; i < 16; ++i) append(r4, {i, i, i, 0});
+    finish_bmp(r4, r4.size());
+    append(r4, {3, 0x5A, 0, 3, 0x12, 0x30, 0, 0, 0, 5, 0x67, 0x89, 0xA0, 0, 0, 1});
+    const tool::rgba_image b = decoded(r4);
+    CHECK(b.kind == "BMP (RLE4, palette)");
+    const unsigned bottom[6] = {5, 10, 5, 1, 2, 3}, top[5] = {6, 7, 8, 9, 10};
+    for (std::uint32_t x = 0; x < 6; ++x) CHECK(at(b, x, 1) == rgba{bottom[x], bottom[x], bottom[x], 255});
+    for (std::uint32_t x = 0; x < 5; ++x) CHECK(at(b, x, 0) == rgba{top[x], top[x], top[x], 255});
+    CHECK(at(b, 5, 0) == none);
+    every_prefix_refused(r4);
+
+    // Runs past a row or the image, colours past the palette, and headers RLE does not allow.
+    const auto rle8 = [](std::int32_t w, std::int32_t h, std::initializer_list<unsigned> data) {
+        bytes f = bmp(w, h, 8, 1, 2);
+        append(f, {0, 0, 0, 0, 255, 255, 255, 0});
+        finish_bmp(f, f.size());
+        append(f, data);
+        return f;
+    };
+    CHECK(contains(refused(rle8(2, 1, {3, 0, 0, 1})), "goes past the end of row 0"));
+    CHECK(contains(refused(rle8(2, 1, {0, 3, 1, 1, 1, 0, 0, 1})), "goes past the end of row 0"));
+    CHECK(contains(refused(rle8(1, 1, {0, 0, 1, 0, 0, 1})), "goes past its last row"));
+    CHECK(contains(refused(rle8(1, 2, {0, 2, 0, 2, 1, 0, 0, 1})), "goes past its last row"));
+    CHECK(contains(refused(rle8(1, 1, {1, 5, 0, 1})), "colour 5 is past its palette of 2"));
+    CHECK(contains(refused(rle8(2, 1, {2, 1})), "the file ends before its run-length data's end-of-image mark"));
+    CHECK(contains(refused(rle8(2, 1, {0, 2, 1})), "the file ends before its run-length data's jump"));
+    CHECK(contains(refused(rle8(4, 1, {0, 3, 1, 1})), "the file ends before its run-length data's literal run"));
+    CHECK(contains(refused(bmp(1, 1, 4, 1, 2)), "compressed as RLE8 at 4 bits a pixel"));
+    CHECK(contains(refused(bmp(1, -1, 8, 1, 2)), "a top-down BMP compressed as RLE"));
+    // The largest image in a few bytes fails before any pixel is made.
+    CHECK(contains(refused(rle8(16384, 16384, {0, 1})),
+                   "run-length data (2 bytes) is too short for 16384 x 16384 pixels"));
 }
 
 TEST_CASE("texture decoder: TGA raw and run-length, true colour, grey and colour-mapped, by name or footer") {

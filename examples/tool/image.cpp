@@ -241,6 +241,56 @@ bool decode_dds(const unsigned char* b, std::size_t size, rgba_image& out, std::
 // BMP
 // ---------------------------------------------------------------------------------------------
 
+using bmp_palette = std::vector<std::array<unsigned char, 4>>;
+
+/// BMP's run-length data (RLE8, or RLE4 at 4 bits a pixel) from `at`, rows bottom-up: pairs of a
+/// count and a colour (RLE4: two colours, taken in turn), and after a count of 0 an escape: 0 ends
+/// the row, 1 the image, 2 jumps (dx right, dy up: two more bytes), 3 to 255 that many colours as
+/// they are (padded to 16 bits). The pixels it jumps over or never reaches stay transparent black.
+bool decode_bmp_rle(const unsigned char* b, std::size_t size, std::uint64_t at, unsigned bits,
+                    const bmp_palette& palette, rgba_image& out, std::string& why) {
+    const std::uint64_t w = out.width, h = out.height;
+    std::uint64_t x = 0, y = 0;
+    const auto put = [&](unsigned index) {
+        if (y >= h) return fail(why, "a BMP's run-length data goes past its last row");
+        if (x >= w) return fail(why, "a BMP's run-length data goes past the end of row " + std::to_string(y));
+        if (index >= palette.size())
+            return fail(why, "a BMP pixel's colour " + std::to_string(index) + " is past its palette of " +
+                                 std::to_string(palette.size()));
+        std::memcpy(&out.pixels[((h - 1 - y) * w + x++) * 4], palette[index].data(), 4);
+        return true;
+    };
+    // The i-th colour of a run whose colours are packed from p (RLE4: high nibble first).
+    const auto colour = [bits](const unsigned char* p, unsigned i) {
+        return bits == 8 ? unsigned(p[i]) : unsigned(i % 2 ? p[i / 2] & 15u : p[i / 2] >> 4);
+    };
+    for (;;) {
+        if (size - at < 2) return ends_early(why, "run-length data's end-of-image mark", at + 2, size);
+        const unsigned count = b[at], value = b[at + 1];
+        at += 2;
+        if (count) {
+            for (unsigned i = 0; i < count; ++i)
+                if (!put(bits == 8 ? value : i % 2 ? value & 15u : value >> 4)) return false;
+        } else if (value == 0) {
+            x = 0;
+            ++y;
+        } else if (value == 1) {
+            return true;
+        } else if (value == 2) {
+            if (size - at < 2) return ends_early(why, "run-length data's jump", at + 2, size);
+            x += b[at];
+            y += b[at + 1];
+            at += 2;
+        } else {
+            const std::uint64_t packed = bits == 8 ? value : (value + 1) / 2, padded = (packed + 1) / 2 * 2;
+            if (size - at < padded) return ends_early(why, "run-length data's literal run", at + padded, size);
+            for (unsigned i = 0; i < value; ++i)
+                if (!put(colour(b + at, i))) return false;
+            at += padded;
+        }
+    }
+}
+
 bool decode_bmp(const unsigned char* b, std::size_t size, rgba_image& out, std::string& why) {
     if (size < 18) return ends_early(why, "BMP headers", 18, size);
     const std::uint64_t data_at = u32(b + 10), header = u32(b + 14);
@@ -265,14 +315,19 @@ bool decode_bmp(const unsigned char* b, std::size_t size, rgba_image& out, std::
     const bool top_down = h < 0;
     if (h < 0) h = -h;
     if (w < 0) return fail(why, "a BMP of negative width " + std::to_string(w));
-    if (compression != 0 && compression != 3 && compression != 6)
+    const bool rle = compression == 1 || compression == 2, fields = compression == 3 || compression == 6;
+    if (compression != 0 && !rle && !fields)
         return fail(why, "a BMP compressed as type " + std::to_string(compression) +
-                             " (RLE, JPEG or PNG), which convert does not decode");
+                             " (JPEG or PNG), which convert does not decode");
     if (bits != 1 && bits != 4 && bits != 8 && bits != 16 && bits != 24 && bits != 32)
         return fail(why, "a BMP of " + std::to_string(bits) + " bits a pixel, which BMP does not have");
+    if (rle && bits != (compression == 1 ? 8u : 4u))
+        return fail(why, std::string("a BMP compressed as RLE") + (compression == 1 ? "8" : "4") + " at " +
+                             std::to_string(bits) + " bits a pixel");
+    if (rle && top_down) return fail(why, "a top-down BMP compressed as RLE, which BMP does not allow");
     std::uint32_t rm = 0xFF0000u, gm = 0xFF00u, bm = 0xFFu, am = 0;
     if (bits == 16) rm = 0x7C00u, gm = 0x3E0u, bm = 0x1Fu;
-    if (compression != 0) { // bit fields: after a 40-byte header, or in a V4/V5 one
+    if (fields) { // bit fields: after a 40-byte header, or in a V4/V5 one
         if (bits != 16 && bits != 32) return fail(why, "a BMP with bit fields at " + std::to_string(bits) + " bits a pixel");
         std::uint64_t at = 14 + 40;
         const std::uint64_t count = compression == 6 || header >= 56 ? 4 : 3;
@@ -283,7 +338,7 @@ bool decode_bmp(const unsigned char* b, std::size_t size, rgba_image& out, std::
         bm = u32(b + at + 8);
         am = count == 4 ? u32(b + at + 12) : 0;
     }
-    std::vector<std::array<unsigned char, 4>> palette;
+    bmp_palette palette;
     if (bits <= 8) {
         const std::uint64_t most = std::uint64_t{1} << bits;
         const std::uint64_t count = colours ? colours : most;
@@ -296,6 +351,18 @@ bool decode_bmp(const unsigned char* b, std::size_t size, rgba_image& out, std::
         }
     }
     if (!sides_ok(static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h), why)) return false;
+    if (rle) {
+        // Two bytes make at most 255 pixels: more than 128 a byte needs jumps over most of the
+        // image, which no encoder writes to save space; refused before the pixels are made.
+        const std::uint64_t pixels = static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(h);
+        if (data_at > size || pixels > 128 * (size - data_at))
+            return fail(why, "a BMP whose run-length data (" + std::to_string(data_at > size ? 0 : size - data_at) +
+                                 " bytes) is too short for " +
+                                 sides(static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h)) + " pixels");
+        if (!start(out, static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h), why)) return false;
+        out.kind = std::string("BMP (RLE") + (bits == 8 ? "8" : "4") + ", palette)";
+        return decode_bmp_rle(b, size, data_at, bits, palette, out, why);
+    }
     const std::uint64_t stride = (static_cast<std::uint64_t>(w) * bits + 31) / 32 * 4;
     const std::uint64_t need = stride * static_cast<std::uint64_t>(h);
     if (data_at > size || size - data_at < need) return ends_early(why, "pixels", data_at + need, size);

@@ -28,7 +28,7 @@ struct rgba_image {
 
 /// Decodes a DDS (DXT1, DXT3, DXT5 and uncompressed 8 to 32-bit RGB(A) and luminance; the top
 /// mip level of the first surface, as the legacy headers and the DX10 one give them), a BMP
-/// (1, 4, 8-bit palette; 16, 24, 32-bit, bit fields included; not RLE) or, when `maybe_tga`
+/// (1, 4, 8-bit palette, RLE8 and RLE4 included; 16, 24, 32-bit, bit fields included) or, when `maybe_tga`
 /// (TGA files have no signature: the caller says so by the name), a TGA (colour-mapped, true
 /// colour and grey, raw or RLE). False with `why` set for anything else: another type, one of
 /// these it does not decode, a header that does not fit the file, or a side past max_image_side.
