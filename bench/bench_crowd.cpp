@@ -17,9 +17,11 @@
 //                                        written), beside which the frames' written mesh
 //                                        (output bytes/s) is read
 //
-// Rates are characters/s (the frames also give output bytes/s; the machine rows bytes/s). The 2-thread frames are compared with the 1-thread ones (the ratio is
-// the speed-up of the second core), and after the table the program prints how many characters
-// fit in a 60 Hz frame (16.7 ms) on 2 cores and the time per character of each stage.
+// Rates are characters/s (the frames also give output bytes/s; the machine rows bytes/s). The
+// 2-thread frames are compared with the 1-thread ones (the ratio is the speed-up of the second
+// core), and after the table the program prints how many characters fit in a 60 Hz frame (16.7 ms)
+// on 2 cores, the bandwidth their mesh takes against the machine's, and the time per character of
+// each stage.
 #include "crowd.hpp"
 
 namespace {

@@ -28,9 +28,9 @@ struct rgba_image {
 
 /// Decodes a DDS (DXT1, DXT3, DXT5 and uncompressed 8 to 32-bit RGB(A) and luminance; the top
 /// mip level of the first surface, as the legacy headers and the DX10 one give them), a BMP
-/// (1, 4, 8-bit palette, RLE8 and RLE4 included; 16, 24, 32-bit, bit fields included) or, when `maybe_tga`
-/// (TGA files have no signature: the caller says so by the name), a TGA (colour-mapped, true
-/// colour and grey, raw or RLE). False with `why` set for anything else: another type, one of
+/// (1, 4, 8-bit palette, RLE8 and RLE4 included; 16, 24, 32-bit, bit fields included) or, when
+/// `maybe_tga` (TGA files have no signature: the caller says so by the name), a TGA
+/// (colour-mapped, true colour and grey, raw or RLE). False with `why` set for anything else: another type, one of
 /// these it does not decode, a header that does not fit the file, or a side past max_image_side.
 bool decode_image(const unsigned char* bytes, std::size_t size, bool maybe_tga, rgba_image& out, std::string& why);
 
