@@ -243,6 +243,21 @@ bool decode_dds(const unsigned char* b, std::size_t size, rgba_image& out, std::
 
 using bmp_palette = std::vector<std::array<unsigned char, 4>>;
 
+/// The i-th colour index of `bits` (1, 4 or 8) packed from p, high bits of a byte first.
+unsigned packed_index(const unsigned char* p, std::uint64_t i, unsigned bits) {
+    const unsigned per_byte = 8 / bits;
+    return (p[i / per_byte] >> (8 - bits * (i % per_byte + 1))) & ((1u << bits) - 1u);
+}
+
+/// The palette's colour `index` into `to`, or the reason it has none.
+bool palette_colour(const bmp_palette& palette, unsigned index, unsigned char* to, std::string& why) {
+    if (index >= palette.size())
+        return fail(why, "a BMP pixel's colour " + std::to_string(index) + " is past its palette of " +
+                             std::to_string(palette.size()));
+    std::memcpy(to, palette[index].data(), 4);
+    return true;
+}
+
 /// BMP's run-length data (RLE8, or RLE4 at 4 bits a pixel) from `at`, rows bottom-up: pairs of a
 /// count and a colour (RLE4: two colours, taken in turn), and after a count of 0 an escape: 0 ends
 /// the row, 1 the image, 2 jumps (dx right, dy up: two more bytes), 3 to 255 that many colours as
@@ -254,23 +269,15 @@ bool decode_bmp_rle(const unsigned char* b, std::size_t size, std::uint64_t at, 
     const auto put = [&](unsigned index) {
         if (y >= h) return fail(why, "a BMP's run-length data goes past its last row");
         if (x >= w) return fail(why, "a BMP's run-length data goes past the end of row " + std::to_string(y));
-        if (index >= palette.size())
-            return fail(why, "a BMP pixel's colour " + std::to_string(index) + " is past its palette of " +
-                                 std::to_string(palette.size()));
-        std::memcpy(&out.pixels[((h - 1 - y) * w + x++) * 4], palette[index].data(), 4);
-        return true;
-    };
-    // The i-th colour of a run whose colours are packed from p (RLE4: high nibble first).
-    const auto colour = [bits](const unsigned char* p, unsigned i) {
-        return bits == 8 ? unsigned(p[i]) : unsigned(i % 2 ? p[i / 2] & 15u : p[i / 2] >> 4);
+        return palette_colour(palette, index, &out.pixels[((h - 1 - y) * w + x++) * 4], why);
     };
     for (;;) {
         if (size - at < 2) return ends_early(why, "run-length data's end-of-image mark", at + 2, size);
         const unsigned count = b[at], value = b[at + 1];
         at += 2;
-        if (count) {
+        if (count) { // the colour byte b[at - 1] again and again (RLE4: its two colours in turn)
             for (unsigned i = 0; i < count; ++i)
-                if (!put(bits == 8 ? value : i % 2 ? value & 15u : value >> 4)) return false;
+                if (!put(packed_index(b + at - 1, bits == 8 ? 0 : i % 2, bits))) return false;
         } else if (value == 0) {
             x = 0;
             ++y;
@@ -285,7 +292,7 @@ bool decode_bmp_rle(const unsigned char* b, std::size_t size, std::uint64_t at, 
             const std::uint64_t packed = bits == 8 ? value : (value + 1) / 2, padded = (packed + 1) / 2 * 2;
             if (size - at < padded) return ends_early(why, "run-length data's literal run", at + padded, size);
             for (unsigned i = 0; i < value; ++i)
-                if (!put(colour(b + at, i))) return false;
+                if (!put(packed_index(b + at, i, bits))) return false;
             at += padded;
         }
     }
@@ -377,12 +384,7 @@ bool decode_bmp(const unsigned char* b, std::size_t size, rgba_image& out, std::
                 m.put(uint_of(row + std::size_t(x) * (bits / 8), bits / 8), to);
                 continue;
             }
-            const std::uint32_t per_byte = 8 / bits;
-            const std::uint32_t index = (row[x / per_byte] >> (8 - bits * (x % per_byte + 1))) & ((1u << bits) - 1u);
-            if (index >= palette.size())
-                return fail(why, "a BMP pixel's colour " + std::to_string(index) + " is past its palette of " +
-                                     std::to_string(palette.size()));
-            std::memcpy(to, palette[index].data(), 4);
+            if (!palette_colour(palette, packed_index(row, x, bits), to, why)) return false;
         }
     }
     return true;
