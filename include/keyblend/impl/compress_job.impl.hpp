@@ -1079,7 +1079,10 @@ struct compressor {
                 for (std::uint32_t k = 0; k < pl.components; ++k) {
                     const std::uint32_t q = p.q[std::size_t(smp) * pl.components + k];
                     for (unsigned b = 0; b < widths[k]; ++b, ++bit)
-                        if ((q >> b) & 1u) data[start + (bit >> 3)] = static_cast<unsigned char>(data[start + (bit >> 3)] | (1u << (bit & 7u)));
+                        if ((q >> b) & 1u) {
+                            unsigned char& byte = data[start + static_cast<std::size_t>(bit >> 3)]; // (resized above)
+                            byte = static_cast<unsigned char>(byte | (1u << (bit & 7u)));
+                        }
                 }
         }
         offsets.push_back(static_cast<std::uint32_t>(data.size()));

@@ -23,8 +23,11 @@ struct blob_checker {
     const unsigned char* p;
     std::size_t n;
 
-    static error fail(errc code, std::size_t at, const std::string& what) {
-        return make_error(code, "compressed clip: byte " + std::to_string(at) + ": " + what, at);
+    /// `at`: a byte of the blob (so below n, and a std::size_t), computed in 64 bits as the
+    /// format's offsets are.
+    static error fail(errc code, std::uint64_t at, const std::string& what) {
+        return make_error(code, "compressed clip: byte " + std::to_string(at) + ": " + what,
+                          static_cast<std::size_t>(at));
     }
 };
 
@@ -120,7 +123,7 @@ inline result<clip_layout> validate_blob(const unsigned char* p, std::size_t n) 
     std::uint32_t counted[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
     for (std::uint32_t j = 0; j < h.joint_count; ++j) {
         const std::uint16_t k = joint_kinds(l, p, j);
-        const std::size_t at = h.off_joint_kinds + 2ull * j;
+        const std::uint64_t at = h.off_joint_kinds + 2ull * j;
         if (k >> 9) return c::fail(errc::parse_error, at, "joint " + std::to_string(j) + ": unknown kind bits");
         for (unsigned g = 0; g < 3; ++g) {
             const unsigned kind = (k >> (2 * g)) & 3u;
@@ -165,7 +168,7 @@ inline result<clip_layout> validate_blob(const unsigned char* p, std::size_t n) 
     float previous_end = 0.0f;
     for (std::uint32_t s = 0; s < h.span_count; ++s) {
         const span_record r = read_span(l, p, s);
-        const std::size_t at = h.off_spans + 16ull * s;
+        const std::uint64_t at = h.off_spans + 16ull * s;
         if (!is_finite(r.start) || !is_finite(r.end)) return c::fail(errc::non_finite, at, "a span time is not finite");
         if (r.end < r.start || (s > 0 && r.start != previous_end))
             return c::fail(errc::parse_error, at, "span " + std::to_string(s) + " does not follow the one before it");
@@ -193,7 +196,7 @@ inline result<clip_layout> validate_blob(const unsigned char* p, std::size_t n) 
     (void)data;
     for (std::uint32_t s = 0; s < h.segment_count; ++s) {
         const unsigned char* meta = p + h.off_meta + std::uint64_t(s) * l.meta_stride;
-        const std::size_t meta_at = h.off_meta + std::uint64_t(s) * l.meta_stride;
+        const std::uint64_t meta_at = h.off_meta + std::uint64_t(s) * l.meta_stride;
         for (unsigned g = 0; g < 4; ++g)
             for (std::uint32_t i = 0; i < h.varying[g]; ++i) {
                 const unsigned char code = meta[l.track_base[g] + i];
