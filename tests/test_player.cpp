@@ -127,11 +127,10 @@ TEST_CASE("player: the classic scenario, Walk on the legs and Shoot on the arms 
         for (std::size_t j : {0u, 5u}) CHECK(bit_equal(f.p.local()[j], f.s.bind_local()[j]));
         std::vector<glm::mat4> model;
         local_to_model(f.s, f.p.local(), model);
-#if defined(__FAST_MATH__) // (the two paths' products may be contracted differently)
-        CHECK(worst_diff(model, f.p.model()) < 1e-5f);
-#else
-        CHECK(worst_diff(model, f.p.model()) == 0.0f);
-#endif
+        // (The player's products run in the kernels' instruction set, which may contract them
+        // into FMAs where this file does not: a 32-bit SSE2 build's, against AVX2 kernels.)
+        REQUIRE(model.size() == f.p.model().size());
+        for (std::size_t j = 0; j < model.size(); ++j) CHECK(product_matches(f.p.model()[j], model[j]));
     }
 }
 
