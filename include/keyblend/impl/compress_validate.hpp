@@ -13,21 +13,25 @@
 #include "compress_format.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace keyblend {
 namespace impl {
 namespace cc {
 
+/// A byte position of the formats (computed in 64 bits, as their offsets are) as error::index:
+/// no_index when it does not fit a std::size_t (a 32-bit build, an offset far past the data).
+inline std::size_t byte_index(std::uint64_t at) {
+    return at <= static_cast<std::uint64_t>(error::no_index) - 1 ? static_cast<std::size_t>(at) : error::no_index;
+}
+
 struct blob_checker {
     const unsigned char* p;
     std::size_t n;
 
-    /// `at`: a byte of the blob (so below n, and a std::size_t), computed in 64 bits as the
-    /// format's offsets are.
     static error fail(errc code, std::uint64_t at, const std::string& what) {
-        return make_error(code, "compressed clip: byte " + std::to_string(at) + ": " + what,
-                          static_cast<std::size_t>(at));
+        return make_error(code, "compressed clip: byte " + std::to_string(at) + ": " + what, byte_index(at));
     }
 };
 

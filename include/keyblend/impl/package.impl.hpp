@@ -51,11 +51,9 @@ inline constexpr std::uint64_t max_vertices = 1u << 28;
 using cc::read;
 using cc::write;
 
-/// The checker's error: the place and what is wrong (`at`, a byte of the package, computed in 64
-/// bits as the format's offsets are).
+/// The checker's error: the place and what is wrong.
 inline error fail(errc code, const std::string& where, std::uint64_t at, const std::string& what) {
-    return make_error(code, "package: " + where + " (byte " + std::to_string(at) + "): " + what,
-                      static_cast<std::size_t>(at));
+    return make_error(code, "package: " + where + " (byte " + std::to_string(at) + "): " + what, cc::byte_index(at));
 }
 
 /// An array of a section: offset and size (relative to the section), checked in order.
