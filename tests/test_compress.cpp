@@ -809,6 +809,23 @@ TEST_CASE("compress: compress_job::validate names the bad setting - run() leaves
         c.channels[0].joint = 7;
         fails(errc::out_of_range, "joint", 0); // (validate_clip's error: the channel)
     }
+    SUBCASE("a clip too long for memory_limit is refused before it is sampled") {
+        // Two keys a tick apart in a clip of a billion seconds (a tick a second): sampled on the
+        // key grid up to 10^7 samples, and checked 60 times a second, it would take terabytes.
+        c.ticks_per_second = 1.0f;
+        c.channels[0].rotation.push_back(1.0f, make_quat(0.0f, 1.0f, 0.0f, 0.0f));
+        c.duration = 1e9f;
+        fails(errc::unsupported, "memory_limit");
+        // A short clip under a limit too small for it, and a limit of 0.
+        c.duration = 100.0f;
+        job.settings.memory_limit = 1000;
+        fails(errc::unsupported, "memory_limit");
+        job.settings.memory_limit = 0;
+        fails(errc::invalid_argument, "memory_limit");
+        job.settings.memory_limit = compression_settings{}.memory_limit;
+        REQUIRE(job.run());
+        CHECK_FALSE(out.empty());
+    }
 }
 
 TEST_CASE("compress: compressed_sampling_job refuses null inputs, an empty clip and another skeleton, and writes nothing") {

@@ -92,6 +92,12 @@ struct compression_settings {
     float max_sample_rate = 240.0f;
     /// In [1, max_sample_rate].
     float resample_rate = 60.0f;
+    /// The most memory the compression may use for its reference poses, its plans and its error
+    /// checks (bytes, > 0), estimated from the clip's timeline before any of it is sampled: a
+    /// longer clip is refused (errc::unsupported), and refinement stops short of it. The default
+    /// (4 GiB; 1 GiB on a 32-bit build) takes about 70 minutes (18) of a 60-joint clip sampled and
+    /// checked at 60 Hz.
+    std::size_t memory_limit = sizeof(std::size_t) >= 8 ? std::size_t(4) << 30 : std::size_t(1) << 30;
     /// For an additive clip (one whose poses are differences, see make_additive): the pose they
     /// are applied to (at weight 1, as additive_layer does) when the error is measured. One
     /// transform per joint. nullptr: the clip is not additive.
@@ -245,7 +251,9 @@ struct compress_job {
     /// Errors: errc::invalid_argument for a null input, skeleton or output, a precision, shell
     /// distance, weight precision or rate outside its range (the message names the setting, and
     /// the joint for a per-joint value: error::index); errc::size_mismatch for per-joint arrays
-    /// or an additive base whose size is not the skeleton's; and validate_clip's errors.
+    /// or an additive base whose size is not the skeleton's; and validate_clip's errors;
+    /// errc::unsupported for a clip whose timeline needs more samples than a compressed clip holds
+    /// (2^26) or more memory than settings.memory_limit.
     status validate() const;
     /// validate(), then the compression. On an error the output is not touched.
     status run() const;

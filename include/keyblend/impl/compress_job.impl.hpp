@@ -61,6 +61,8 @@ struct compressor {
     std::vector<float> ref_w;         // [check * W + w]
     std::vector<float> lever, parent_scale, min_scale;
     bool rate_capped = false;
+    bool size_capped = false; // refinement stopped at the format's samples or memory_limit
+    std::uint64_t timeline_samples = 0; // build_spans' total, in 64 bits (many long spans pass 2^32)
 
     compressor(const clip& cl, const skeleton& sk, const compression_settings& st)
         : c(cl), s(sk), settings(st), base(st.additive_base), J(sk.size()), W(sk.morph_weight_total()) {}
@@ -209,6 +211,7 @@ struct compressor {
         spans.clear();
         jump_after.clear();
         std::uint32_t next = 0;
+        timeline_samples = 1;
         if (end <= 0.0f) {
             spans.push_back({0.0f, 0.0f, 0, 1});
             jump_after.push_back(0);
@@ -221,6 +224,8 @@ struct compressor {
             if (refine && spans.size() < refine->size()) n = std::max(n, (*refine)[spans.size()]);
             const bool shared = i > 0 && !merged[i].jump;
             const std::uint32_t first = shared ? next - 1 : next;
+            timeline_samples = static_cast<std::uint64_t>(first) + n;
+            if (timeline_samples > cc::max_samples) return; // (refused: check_size)
             spans.push_back({merged[i].t, merged[i + 1].t, first, n});
             jump_after.push_back(merged[i + 1].jump || (i + 2 == merged.size() && jump_at_end) ? 1 : 0);
             next = first + n;
@@ -228,7 +233,40 @@ struct compressor {
         if (jump_at_end) {
             spans.push_back({end, end, next, 1});
             jump_after.push_back(0);
+            ++timeline_samples;
         }
+    }
+
+    /// About the memory a timeline of `samples` samples takes: per sample the reference pose and
+    /// weights and the plans' values (about as much again), per error check (every sample and
+    /// midpoint, and check_rate a second) its model matrices and weights. In double: an estimate
+    /// that cannot overflow.
+    double work_bytes(std::uint64_t samples) const {
+        const double per_sample = 2.0 * (double(J) * sizeof(transform) + double(W) * sizeof(float)) + 64.0;
+        const double per_check = double(J) * sizeof(glm::mat4) + double(W) * sizeof(float) + 64.0;
+        const double checks = 2.0 * double(samples) + double(end) * double(settings.check_rate) /
+                                                          double(c.ticks_per_second) + 2.0;
+        return double(samples) * per_sample + checks * per_check;
+    }
+
+    /// compress_job::validate's refusal of a clip too long for the format or for
+    /// settings.memory_limit, before any of it is sampled.
+    status check_size() {
+        build_spans(nullptr);
+        if (timeline_samples > cc::max_samples)
+            return make_error(errc::unsupported, "compress_job: the clip's timeline needs more than the " +
+                                                     std::to_string(cc::max_samples) +
+                                                     " samples a compressed clip holds: split the clip");
+        const double bytes = work_bytes(timeline_samples);
+        if (!(bytes <= static_cast<double>(settings.memory_limit)))
+            return make_error(errc::unsupported,
+                              "compress_job: compressing the clip would take about " +
+                                  float_to_string(static_cast<float>(bytes / 1048576.0), 6) + " MB (" +
+                                  std::to_string(timeline_samples) + " samples of " + std::to_string(J) +
+                                  " joints, checked " + float_to_string(settings.check_rate, 4) +
+                                  " times a second), more than memory_limit (" +
+                                  std::to_string(settings.memory_limit) + " bytes): split the clip");
+        return {};
     }
 
     float sample_time_of(std::size_t span, std::uint32_t k) const {
@@ -410,6 +448,14 @@ struct compressor {
                 counts.push_back(n);
             }
             if (!refined) break;
+            // (Refinement stays within what validate() accepted the timeline for: the format's
+            // samples and the memory limit. The counts' sum bounds the samples.)
+            std::uint64_t planned = 0;
+            for (std::uint32_t n : counts) planned += n;
+            if (planned > cc::max_samples || !(work_bytes(planned) <= static_cast<double>(settings.memory_limit))) {
+                size_capped = true;
+                break;
+            }
             build_spans(&counts);
         }
     }
@@ -1272,6 +1318,9 @@ struct compressor {
             const bool same_bound = (other.checked.worst_ratio <= 1.0f) == (best.checked.worst_ratio <= 1.0f);
             if (better_bound || (same_bound && other.bytes.size() < best.bytes.size())) best = std::move(other);
         }
+        if (size_capped)
+            notes.push_back("the spans were not refined further: more samples would pass the format's " +
+                            std::to_string(cc::max_samples) + " or memory_limit");
         if (rate_capped)
             notes.push_back("some span's samples cannot follow the source within half the precision at the largest sample "
                             "rate allowed (max_sample_rate " + float_to_string(settings.max_sample_rate, 4) + " Hz)");
@@ -1346,7 +1395,11 @@ inline status compress_job::validate() const {
                                                          std::to_string(n));
     if (skeleton->size() > impl::cc::max_joints)
         return impl::make_error(errc::unsupported, "compress_job: more than " + std::to_string(impl::cc::max_joints) + " joints");
-    return validate_clip(*input, *skeleton);
+    if (!(st.memory_limit > 0))
+        return bad("memory_limit 0 (> 0)");
+    if (status clip_ok = validate_clip(*input, *skeleton); !clip_ok) return clip_ok;
+    impl::compressor plan(*input, *skeleton, st);
+    return plan.check_size();
 }
 
 inline status compress_job::run() const {
