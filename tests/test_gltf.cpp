@@ -909,6 +909,17 @@ TEST_CASE("glTF hostile: a weights channel whose sampler input has count 0") {
     CHECK(m.animations[0].clip.channels.empty());
 }
 
+TEST_CASE("glTF hostile: an accessor count past 2^53, JSON's largest exact integer") {
+    gltf_builder b = morph_file();
+    const std::size_t input = b.doc["animations"][0]["samplers"][0]["input"];
+    b.doc["accessors"][input]["count"] = std::uint64_t{9007199254740993u};
+    const gltf::model m = strict_fails_lenient_warns(b.glb(), errc::parse_error, "/accessors/" + std::to_string(input) + "/count");
+    const auto lenient = load_bytes(b.glb());
+    REQUIRE(lenient);
+    CHECK(has_warning(*lenient, "at most"));
+    CHECK(m.animations.at(0).clip.channels.empty());
+}
+
 TEST_CASE("glTF hostile: float key times declared with a byte component type") {
     gltf_builder b = morph_file();
     const std::size_t input = b.doc["animations"][0]["samplers"][0]["input"];

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -357,10 +358,15 @@ private:
         dom::element e;
         bad = false;
         if (!member(object, key, e)) return fallback;
+        // (At most 2^53, JSON's exact integers, and below npos: a 32-bit build refuses what it
+        // cannot hold rather than wrap it.)
+        constexpr std::uint64_t most =
+            std::min<std::uint64_t>(std::uint64_t{1} << 53, std::uint64_t{std::numeric_limits<std::size_t>::max()} - 1);
         std::uint64_t v = 0;
-        if (e.get(v) != simdjson::SUCCESS || v > (std::uint64_t{1} << 53)) {
+        if (e.get(v) != simdjson::SUCCESS || v > most) {
             bad = true;
-            problem(errc::parse_error, at(where.str(), key), "expected a non-negative integer", warning_action::dropped);
+            problem(errc::parse_error, at(where.str(), key),
+                    "expected a non-negative integer (at most " + std::to_string(most) + ")", warning_action::dropped);
             return fallback;
         }
         return static_cast<std::size_t>(v);
