@@ -479,6 +479,19 @@ TEST_CASE("compress: per-joint precision and shell distances") {
     shells[5] = 0.5f;
     const result<error_measurement> m = measure_error(c, b, s, 0.05f, 60.0f, shells);
     REQUIRE(m);
+    CHECK(m->checks == static_cast<std::size_t>(std::ceil(c.duration / (tps / 60.0f))) + 1); // (and the end)
+    // What measure_error refuses: a shell or rate that is not positive, and a rate that asks for
+    // more checks than a compressed clip holds samples (its time stays bounded).
+    const auto refuses = [&](float shell, float rate, errc code, const char* word) {
+        const result<error_measurement> bad = measure_error(c, b, s, shell, rate);
+        REQUIRE_FALSE(bad);
+        CHECK(bad.error().code == code);
+        CHECK_MESSAGE(bad.error().message.find(word) != std::string::npos, bad.error().message);
+    };
+    refuses(0.0f, 60.0f, errc::invalid_argument, "shell");
+    refuses(0.05f, -1.0f, errc::invalid_argument, "rate");
+    refuses(0.05f, NAN, errc::invalid_argument, "rate");
+    refuses(0.05f, 1e30f, errc::unsupported, "checks");
     sampling_context x;
     compressed_sampling_context y;
     local_pose px, py;

@@ -372,7 +372,9 @@ struct error_measurement {
 };
 /// `shell_distance` > 0 for every joint (or per joint: `joint_shell`, one per joint, 0 for
 /// shell_distance); an additive clip is measured on `additive_base`. Errors: the sampling jobs'
-/// and validate_clip's; errc::invalid_argument for a non-positive shell or rate.
+/// and validate_clip's; errc::invalid_argument for a non-positive shell or rate; errc::unsupported
+/// when the rate and the clip's duration ask for more checks than a compressed clip holds samples
+/// (2^26), so that the time it takes stays bounded.
 inline result<error_measurement> measure_error(const clip& source, const compressed_clip& compressed,
                                                const skeleton& s, float shell_distance, float rate_hz = 60.0f,
                                                span<const float> joint_shell = {},

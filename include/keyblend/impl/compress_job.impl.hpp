@@ -1427,6 +1427,12 @@ inline result<error_measurement> measure_error(const clip& source, const compres
     std::vector<glm::mat4> ma(s.size()), mb(s.size());
     const double end = static_cast<double>(std::max(compressed.duration(), 0.0f));
     const double step = static_cast<double>(compressed.ticks_per_second()) / static_cast<double>(rate_hz);
+    const double checks = std::floor(end / step) + 2.0; // (the last check is at the end)
+    if (!(checks <= static_cast<double>(impl::cc::max_samples)))
+        return impl::make_error(errc::unsupported, "measure_error: " + impl::float_to_string(rate_hz) + " Hz over " +
+                                                       impl::float_to_string(compressed.duration()) +
+                                                       " ticks needs more than " + std::to_string(impl::cc::max_samples) +
+                                                       " checks");
     std::vector<transform> base_pose;
     if (additive_base)
         for (std::size_t j = 0; j < s.size(); ++j) base_pose.push_back(additive_base->get(j));
