@@ -288,7 +288,10 @@ std::uint64_t for_each_code(const clip_layout& l, const unsigned char* blob, con
                 component_code out;
                 out.width = live[k] ? static_cast<unsigned>(std::max(0, w - (top - level[k]))) : 0u;
                 if constexpr (Values) {
-                    out.bias = r[k].min + r[k].extent * (static_cast<float>(mins[c]) * byte_unit);
+                    // (Two statements: a compiler that contracts within one expression only, as
+                    // clang does, must not fuse these into an FMA the lanes do not use.)
+                    const float offset = r[k].extent * (static_cast<float>(mins[c]) * byte_unit);
+                    out.bias = r[k].min + offset;
                     const float ext = r[k].extent * (static_cast<float>(exts[c]) * byte_unit);
                     out.scale = ext * width_reciprocals()[out.width];
                 }
