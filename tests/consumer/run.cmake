@@ -2,7 +2,8 @@
 # installed / installed_core install keyblend into WORK_DIR first (installed_core from a
 # configure-only build of keyblend without io), and check that asking the package for a component
 # it lacks, or one that does not exist, fails with a message saying so; subdirectory and
-# vendored_glm build keyblend as a subproject, and vendored_glm checks that the parent's
+# vendored_glm build keyblend as a subproject (no build type; subdirectory also configures a Debug
+# build), its kernels optimised all the same, and vendored_glm checks that the parent's
 # `cmake --install` installs the parent's files and none of keyblend's.
 cmake_minimum_required(VERSION 3.16)
 
@@ -62,7 +63,26 @@ if(MODE MATCHES "^installed")
   endforeach()
 endif()
 
+# kernels_optimised(<build dir>): keyblend::kernels is compiled at -O2 there (configured with
+# CMAKE_EXPORT_COMPILE_COMMANDS).
+function(kernels_optimised dir)
+  file(READ "${dir}/compile_commands.json" commands)
+  if(NOT commands MATCHES "\"command\": \"[^\"]* -O2 [^\"]*src/kernels/kernels\\.cpp\"")
+    message(FATAL_ERROR "keyblend::kernels is not compiled with -O2 in ${dir}, whose configuration asks for no optimisation level")
+  endif()
+endfunction()
+
+if(MODE MATCHES "subdirectory|vendored_glm")
+  list(APPEND args -DCMAKE_EXPORT_COMPILE_COMMANDS=ON) # (no build type)
+endif()
 run(${CMAKE_COMMAND} ${args})
+if(MODE MATCHES "subdirectory|vendored_glm")
+  kernels_optimised("${WORK_DIR}/build")
+endif()
+if(MODE STREQUAL "subdirectory") # and Debug's default flags, configured only
+  run(${CMAKE_COMMAND} ${args} -B "${WORK_DIR}/debug" -DCMAKE_BUILD_TYPE=Debug)
+  kernels_optimised("${WORK_DIR}/debug")
+endif()
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/consumer")
 if(EXISTS "${WORK_DIR}/build/consumer_kernels")
