@@ -195,6 +195,66 @@ TEST_CASE("texture decoder: DDS DXT3's explicit alpha and DXT5's interpolated al
     every_prefix_refused(b5);
 }
 
+TEST_CASE("texture decoder: DDS BC4 and BC5, unsigned and signed, by four-character code and DX10 format") {
+    // An interpolated block: endpoints e0, e1, then pixel i's 3-bit index i % 8, little-endian.
+    const auto block = [](bytes& b, unsigned e0, unsigned e1) {
+        append(b, {e0, e1});
+        std::uint64_t bits = 0;
+        for (unsigned i = 0; i < 16; ++i) bits |= std::uint64_t(i % 8) << (3 * i);
+        for (int i = 0; i < 6; ++i) b.push_back(static_cast<unsigned char>(bits >> (8 * i)));
+    };
+    const unsigned levels8[8] = {255, 0, 219, 182, 146, 109, 73, 36}; // e0 = 255 > e1 = 0
+    const unsigned levels6[8] = {0, 250, 50, 100, 150, 200, 0, 255};  // e0 = 0 <= e1 = 250
+    // BC4: red only, as Direct3D samples it (green and blue 0, opaque).
+    for (const char* code : {"ATI1", "BC4U"}) {
+        bytes b = dds(4, 4, code);
+        block(b, 255, 0);
+        const tool::rgba_image im = decoded(b);
+        CHECK(im.kind == "DDS (BC4)");
+        for (unsigned i = 0; i < 16; ++i) CHECK(at(im, i % 4, i / 4) == rgba{levels8[i % 8], 0, 0, 255});
+        CHECK(im.opaque);
+        every_prefix_refused(b);
+    }
+    // BC5: red, then green.
+    bytes b5 = dds(4, 4, "ATI2");
+    block(b5, 255, 0);
+    block(b5, 0, 250);
+    const tool::rgba_image im5 = decoded(b5);
+    CHECK(im5.kind == "DDS (BC5)");
+    for (unsigned i = 0; i < 16; ++i) CHECK(at(im5, i % 4, i / 4) == rgba{levels8[i % 8], levels6[i % 8], 0, 255});
+    every_prefix_refused(b5);
+    // Signed BC4: 127 and -128 (read as -127), eight levels 127 (7 - 2k) / 7 mapped from [-1, 1]:
+    // (x / 2 + 1/2) 255, rounded, the same bytes as the unsigned block's.
+    bytes s4 = dds(4, 4, "BC4S");
+    block(s4, 0x7F, 0x80);
+    const tool::rgba_image is4 = decoded(s4);
+    CHECK(is4.kind == "DDS (BC4 signed)");
+    for (unsigned i = 0; i < 16; ++i) CHECK(at(is4, i % 4, i / 4) == rgba{levels8[i % 8], 0, 0, 255});
+    // Signed BC5 by its DX10 format (84): green 0 <= 100, six levels (0, 100, 20, 40, 60, 80),
+    // then -127 and 127; 0 maps to 127.5, rounded up.
+    bytes s5 = dds(4, 4, "DX10");
+    s5.resize(148, 0);
+    put32(s5, 128, 84);
+    put32(s5, 132, 3);
+    block(s5, 0x7F, 0x80);
+    block(s5, 0, 100);
+    const unsigned signed6[8] = {128, 228, 148, 168, 188, 208, 0, 255};
+    const tool::rgba_image is5 = decoded(s5);
+    CHECK(is5.kind == "DDS (BC5 signed)");
+    for (unsigned i = 0; i < 16; ++i) CHECK(at(is5, i % 4, i / 4) == rgba{levels8[i % 8], signed6[i % 8], 0, 255});
+    every_prefix_refused(s5);
+    // Unsigned BC4 by its DX10 format (80).
+    put32(s5, 128, 80);
+    s5.resize(156);
+    const tool::rgba_image u4 = decoded(s5);
+    CHECK(u4.kind == "DDS (BC4)");
+    // (The red block's 0x7F and 0x80 read unsigned: 127 <= 128, six levels; pixel 0 takes e0,
+    // pixel 6 the level 0, pixel 7 the level 255.)
+    CHECK(at(u4, 0, 0) == rgba{127, 0, 0, 255});
+    CHECK(at(u4, 2, 1) == rgba{0, 0, 0, 255});
+    CHECK(at(u4, 3, 1) == rgba{255, 0, 0, 255});
+}
+
 TEST_CASE("texture decoder: uncompressed DDS by their masks: 24-bit RGB, 16-bit 565, 32-bit ARGB, luminance") {
     bytes rgb = dds(2, 1, nullptr, 0x40, 24, {0xFF0000, 0xFF00, 0xFF, 0});
     append(rgb, {1, 2, 3, 10, 20, 30}); // blue, green, red in memory
@@ -400,7 +460,7 @@ TEST_CASE("texture decoder: sides past the limit, empty images, overstated sizes
     bytes big_bmp = bmp(16384, -16384, 32);
     finish_bmp(big_bmp, big_bmp.size());
     CHECK(contains(refused(big_bmp), "the file ends before its pixels (1073741878 bytes; 54 there)"));
-    CHECK(contains(refused(dds(4, 4, "ATI2")), "compressed as 'ATI2', which convert does not decode"));
+    CHECK(contains(refused(dds(4, 4, "UYVY")), "compressed as 'UYVY', which convert does not decode"));
     bytes dx10 = dds(4, 4, "DX10");
     dx10.resize(148, 0);
     put32(dx10, 128, 98); // BC7

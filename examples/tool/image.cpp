@@ -6,7 +6,9 @@
 // SPDX-License-Identifier: MIT
 #include "image.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 
 namespace tool {
@@ -84,7 +86,11 @@ struct masks {
 // DDS
 // ---------------------------------------------------------------------------------------------
 
-enum class block_codec { bc1, bc2, bc3 };
+/// DXT1 to DXT5 (BC1 to BC3), and BC4 and BC5 (one and two channels: red, and red and green, as
+/// Direct3D 10 samples them; blue 0, alpha 255), unsigned or signed.
+enum class block_codec { bc1, bc2, bc3, bc4, bc4_signed, bc5, bc5_signed };
+constexpr const char* codec_names[] = {"DXT1", "DXT3", "DXT5", "BC4", "BC4 signed", "BC5", "BC5 signed"};
+constexpr bool eight_byte_blocks(block_codec c) { return c == block_codec::bc1 || c == block_codec::bc4 || c == block_codec::bc4_signed; }
 
 void expand565(std::uint32_t c, unsigned char* to) {
     const std::uint32_t r = (c >> 11) & 31u, g = (c >> 5) & 63u, b = c & 31u;
@@ -115,8 +121,32 @@ void colour_block(const unsigned char* p, bool four_colours, unsigned char (&px)
     for (unsigned i = 0; i < 16; ++i) std::memcpy(px[i], pal[(bits >> (2 * i)) & 3u], 4);
 }
 
+/// An interpolated 8-byte block's 16 values (BC3's alpha, BC4's red, BC5's red and green): two
+/// endpoints and 3-bit indices; eight levels when e0 > e1, else six and the range's ends. Unsigned,
+/// the levels rounded to integers. Signed, the endpoints are bytes of -127 to 127 (-128 reads as
+/// -127), the ends -127 and 127, and the levels are mapped from [-1, 1] to 0 to 255 (x / 2 + 1/2,
+/// rounded), as decoders that write 8-bit unsigned pixels do.
+void interpolated_block(const unsigned char* p, bool is_signed, unsigned char (&v)[16]) {
+    const auto endpoint = [is_signed](unsigned char b) {
+        return is_signed ? std::max(static_cast<int>(static_cast<signed char>(b)), -127) : static_cast<int>(b);
+    };
+    const int e0 = endpoint(p[0]), e1 = endpoint(p[1]);
+    const int steps = e0 > e1 ? 7 : 5;
+    // Each level times `steps`.
+    int level[8] = {e0 * steps, e1 * steps, 0, 0, 0, 0, (is_signed ? -127 : 0) * steps, (is_signed ? 127 : 255) * steps};
+    for (int k = 1; k < steps; ++k) level[k + 1] = (steps - k) * e0 + k * e1;
+    unsigned char byte[8];
+    for (int k = 0; k < 8; ++k)
+        byte[k] = static_cast<unsigned char>(is_signed ? std::lround((double(level[k]) / (127.0 * steps) * 0.5 + 0.5) * 255.0)
+                                                       : (level[k] + steps / 2) / steps);
+    std::uint64_t bits = 0;
+    for (unsigned i = 0; i < 6; ++i) bits |= std::uint64_t(p[2 + i]) << (8 * i);
+    for (unsigned i = 0; i < 16; ++i) v[i] = byte[(bits >> (3 * i)) & 7u];
+}
+
 bool decode_blocks(const unsigned char* data, std::uint32_t w, std::uint32_t h, block_codec codec, rgba_image& out) {
-    const std::size_t block_bytes = codec == block_codec::bc1 ? 8 : 16;
+    const std::size_t block_bytes = eight_byte_blocks(codec) ? 8 : 16;
+    const bool is_signed = codec == block_codec::bc4_signed || codec == block_codec::bc5_signed;
     const std::uint32_t bw = (w + 3) / 4, bh = (h + 3) / 4;
     for (std::uint32_t by = 0; by < bh; ++by)
         for (std::uint32_t bx = 0; bx < bw; ++bx) {
@@ -124,22 +154,26 @@ bool decode_blocks(const unsigned char* data, std::uint32_t w, std::uint32_t h, 
             unsigned char px[16][4];
             if (codec == block_codec::bc1) {
                 colour_block(p, false, px);
+            } else if (codec != block_codec::bc2 && codec != block_codec::bc3) { // BC4, BC5
+                const bool two = codec == block_codec::bc5 || codec == block_codec::bc5_signed;
+                unsigned char red[16], green[16] = {};
+                interpolated_block(p, is_signed, red);
+                if (two) interpolated_block(p + 8, is_signed, green);
+                for (unsigned i = 0; i < 16; ++i) {
+                    px[i][0] = red[i];
+                    px[i][1] = green[i];
+                    px[i][2] = 0;
+                    px[i][3] = 255;
+                }
             } else {
                 colour_block(p + 8, true, px);
                 if (codec == block_codec::bc2) {
                     for (unsigned i = 0; i < 16; ++i)
                         px[i][3] = static_cast<unsigned char>(((p[i / 2] >> (4 * (i % 2))) & 15u) * 17u);
                 } else {
-                    const unsigned a0 = p[0], a1 = p[1];
-                    unsigned pal[8] = {a0, a1, 0, 0, 0, 0, 0, 255};
-                    if (a0 > a1) {
-                        for (unsigned k = 1; k < 7; ++k) pal[k + 1] = ((7 - k) * a0 + k * a1 + 3) / 7;
-                    } else {
-                        for (unsigned k = 1; k < 5; ++k) pal[k + 1] = ((5 - k) * a0 + k * a1 + 2) / 5;
-                    }
-                    std::uint64_t bits = 0;
-                    for (unsigned i = 0; i < 6; ++i) bits |= std::uint64_t(p[2 + i]) << (8 * i);
-                    for (unsigned i = 0; i < 16; ++i) px[i][3] = static_cast<unsigned char>(pal[(bits >> (3 * i)) & 7u]);
+                    unsigned char alpha[16];
+                    interpolated_block(p, false, alpha);
+                    for (unsigned i = 0; i < 16; ++i) px[i][3] = alpha[i];
                 }
             }
             for (unsigned i = 0; i < 16; ++i) {
@@ -180,6 +214,14 @@ bool decode_dds(const unsigned char* b, std::size_t size, rgba_image& out, std::
             codec = block_codec::bc2;
         } else if (is("DXT5")) {
             codec = block_codec::bc3;
+        } else if (is("ATI1") || is("BC4U")) {
+            codec = block_codec::bc4;
+        } else if (is("BC4S")) {
+            codec = block_codec::bc4_signed;
+        } else if (is("ATI2") || is("BC5U")) {
+            codec = block_codec::bc5;
+        } else if (is("BC5S")) {
+            codec = block_codec::bc5_signed;
         } else if (is("DX10")) {
             if (size < 148) return ends_early(why, "DDS DX10 header", 148, size);
             at = 148;
@@ -189,16 +231,20 @@ bool decode_dds(const unsigned char* b, std::size_t size, rgba_image& out, std::
             case 71: case 72: codec = block_codec::bc1; break;
             case 74: case 75: codec = block_codec::bc2; break;
             case 77: case 78: codec = block_codec::bc3; break;
+            case 79: case 80: codec = block_codec::bc4; break;
+            case 81: codec = block_codec::bc4_signed; break;
+            case 82: case 83: codec = block_codec::bc5; break;
+            case 84: codec = block_codec::bc5_signed; break;
             case 28: case 29: blocks = false; bits = 32; rm = 0xFFu; gm = 0xFF00u; bm = 0xFF0000u; am = 0xFF000000u; break;
             case 87: case 91: blocks = false; bits = 32; rm = 0xFF0000u; gm = 0xFF00u; bm = 0xFFu; am = 0xFF000000u; break;
             case 88: case 93: blocks = false; bits = 32; rm = 0xFF0000u; gm = 0xFF00u; bm = 0xFFu; break;
             default:
                 return fail(why, "a DDS file of DXGI format " + std::to_string(dxgi) +
-                                     ", which convert does not decode (BC1 to BC3 and 8-bit RGBA it does)");
+                                     ", which convert does not decode (BC1 to BC5 and 8-bit RGBA it does)");
             }
         } else {
             return fail(why, "a DDS file compressed as " + fourcc_text(fourcc) +
-                                 ", which convert does not decode (DXT1, DXT3 and DXT5 it does)");
+                                 ", which convert does not decode (DXT1, DXT3, DXT5, ATI1, ATI2, BC4U, BC4S, BC5U and BC5S it does)");
         }
     } else if (flags & (0x40u | 0x20000u | 0x2u)) { // DDPF_RGB, DDPF_LUMINANCE, DDPF_ALPHA
         bits = u32(b + 88);
@@ -217,11 +263,10 @@ bool decode_dds(const unsigned char* b, std::size_t size, rgba_image& out, std::
         return fail(why, "a DDS file whose pixel format is neither compressed, RGB nor luminance");
     }
     if (!sides_ok(w, h, why)) return false;
-    const std::uint64_t need = blocks ? std::uint64_t((w + 3) / 4) * ((h + 3) / 4) * (codec == block_codec::bc1 ? 8 : 16)
+    const std::uint64_t need = blocks ? std::uint64_t((w + 3) / 4) * ((h + 3) / 4) * (eight_byte_blocks(codec) ? 8 : 16)
                                       : std::uint64_t(w) * (bits / 8) * h;
     if (size - at < need) return ends_early(why, "pixels", at + need, size);
     if (!start(out, w, h, why)) return false;
-    static const char* const codec_names[] = {"DXT1", "DXT3", "DXT5"};
     if (blocks) {
         out.kind = std::string("DDS (") + codec_names[static_cast<int>(codec)] + ")";
         return decode_blocks(b + at, w, h, codec, out);

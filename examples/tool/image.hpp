@@ -26,7 +26,7 @@ struct rgba_image {
     bool opaque = true;
 };
 
-/// Decodes a DDS (DXT1, DXT3, DXT5 and uncompressed 8 to 32-bit RGB(A) and luminance; the top
+/// Decodes a DDS (DXT1, DXT3, DXT5, BC4 and BC5 unsigned and signed, and uncompressed 8 to 32-bit RGB(A) and luminance; the top
 /// mip level of the first surface, as the legacy headers and the DX10 one give them), a BMP
 /// (1, 4, 8-bit palette, RLE8 and RLE4 included; 16, 24, 32-bit, bit fields included) or, when
 /// `maybe_tga` (TGA files have no signature: the caller says so by the name), a TGA
