@@ -122,6 +122,19 @@ rgba at(const tool::rgba_image& im, std::uint32_t x, std::uint32_t y) {
     return {p[0], p[1], p[2], p[3]};
 }
 
+/// An interpolated 8-byte block (DXT5's alpha, BC4's red, BC5's red and green): endpoints e0 and
+/// e1, then pixel i's 3-bit index i % 8, little-endian.
+void interpolated_block(bytes& b, unsigned e0, unsigned e1) {
+    append(b, {e0, e1});
+    std::uint64_t bits = 0;
+    for (unsigned i = 0; i < 16; ++i) bits |= std::uint64_t(i % 8) << (3 * i);
+    for (int i = 0; i < 6; ++i) b.push_back(static_cast<unsigned char>(bits >> (8 * i)));
+}
+/// Its levels, by index: e0 = 255 > e1 = 0, eight levels ((7 - k) 255 + k 0) / 7, rounded; and
+/// e0 = 0 <= e1 = 250, six levels, then 0 and 255.
+constexpr unsigned levels8[8] = {255, 0, 219, 182, 146, 109, 73, 36};
+constexpr unsigned levels6[8] = {0, 250, 50, 100, 150, 200, 0, 255};
+
 /// Every shorter prefix of a good file is refused with a reason (and never read past).
 void every_prefix_refused(const bytes& b, bool maybe_tga = false) {
     for (std::size_t n = 0; n < b.size(); ++n) {
@@ -176,39 +189,24 @@ TEST_CASE("texture decoder: DDS DXT3's explicit alpha and DXT5's interpolated al
     for (unsigned i = 0; i < 16; ++i) CHECK(at(im3, i % 4, i / 4) == rgba{255, 255, 255, 17 * i});
 
     bytes b5 = dds(4, 4, "DXT5");
-    // a0 = 255 > a1 = 0: eight levels; pixel i takes index i % 8 (3 bits each, little-endian).
-    append(b5, {255, 0});
-    std::uint64_t bits = 0;
-    for (unsigned i = 0; i < 16; ++i) bits |= std::uint64_t(i % 8) << (3 * i);
-    for (int i = 0; i < 6; ++i) b5.push_back(static_cast<unsigned char>(bits >> (8 * i)));
+    interpolated_block(b5, 255, 0); // eight levels
     append(b5, {0x00, 0xF8, 0x00, 0xF8, 0, 0, 0, 0}); // red
-    const unsigned levels8[8] = {255, 0, 219, 182, 146, 109, 73, 36}; // ((7-k) 255 + k 0) / 7, rounded
     const tool::rgba_image im5 = decoded(b5);
     CHECK(im5.kind == "DDS (DXT5)");
     for (unsigned i = 0; i < 16; ++i) CHECK(at(im5, i % 4, i / 4) == rgba{255, 0, 0, levels8[i % 8]});
     // a0 = 0 <= a1 = 250: six levels, then 0 and 255.
     b5[128] = 0;
     b5[129] = 250;
-    const unsigned levels6[8] = {0, 250, 50, 100, 150, 200, 0, 255};
     const tool::rgba_image six = decoded(b5);
     for (unsigned i = 0; i < 16; ++i) CHECK(at(six, i % 4, i / 4)[3] == levels6[i % 8]);
     every_prefix_refused(b5);
 }
 
 TEST_CASE("texture decoder: DDS BC4 and BC5, unsigned and signed, by four-character code and DX10 format") {
-    // An interpolated block: endpoints e0, e1, then pixel i's 3-bit index i % 8, little-endian.
-    const auto block = [](bytes& b, unsigned e0, unsigned e1) {
-        append(b, {e0, e1});
-        std::uint64_t bits = 0;
-        for (unsigned i = 0; i < 16; ++i) bits |= std::uint64_t(i % 8) << (3 * i);
-        for (int i = 0; i < 6; ++i) b.push_back(static_cast<unsigned char>(bits >> (8 * i)));
-    };
-    const unsigned levels8[8] = {255, 0, 219, 182, 146, 109, 73, 36}; // e0 = 255 > e1 = 0
-    const unsigned levels6[8] = {0, 250, 50, 100, 150, 200, 0, 255};  // e0 = 0 <= e1 = 250
     // BC4: red only, as Direct3D samples it (green and blue 0, opaque).
     for (const char* code : {"ATI1", "BC4U"}) {
         bytes b = dds(4, 4, code);
-        block(b, 255, 0);
+        interpolated_block(b, 255, 0);
         const tool::rgba_image im = decoded(b);
         CHECK(im.kind == "DDS (BC4)");
         for (unsigned i = 0; i < 16; ++i) CHECK(at(im, i % 4, i / 4) == rgba{levels8[i % 8], 0, 0, 255});
@@ -217,8 +215,8 @@ TEST_CASE("texture decoder: DDS BC4 and BC5, unsigned and signed, by four-charac
     }
     // BC5: red, then green.
     bytes b5 = dds(4, 4, "ATI2");
-    block(b5, 255, 0);
-    block(b5, 0, 250);
+    interpolated_block(b5, 255, 0);
+    interpolated_block(b5, 0, 250);
     const tool::rgba_image im5 = decoded(b5);
     CHECK(im5.kind == "DDS (BC5)");
     for (unsigned i = 0; i < 16; ++i) CHECK(at(im5, i % 4, i / 4) == rgba{levels8[i % 8], levels6[i % 8], 0, 255});
@@ -226,7 +224,7 @@ TEST_CASE("texture decoder: DDS BC4 and BC5, unsigned and signed, by four-charac
     // Signed BC4: 127 and -128 (read as -127), eight levels 127 (7 - 2k) / 7 mapped from [-1, 1]:
     // (x / 2 + 1/2) 255, rounded, the same bytes as the unsigned block's.
     bytes s4 = dds(4, 4, "BC4S");
-    block(s4, 0x7F, 0x80);
+    interpolated_block(s4, 0x7F, 0x80);
     const tool::rgba_image is4 = decoded(s4);
     CHECK(is4.kind == "DDS (BC4 signed)");
     for (unsigned i = 0; i < 16; ++i) CHECK(at(is4, i % 4, i / 4) == rgba{levels8[i % 8], 0, 0, 255});
@@ -236,8 +234,8 @@ TEST_CASE("texture decoder: DDS BC4 and BC5, unsigned and signed, by four-charac
     s5.resize(148, 0);
     put32(s5, 128, 84);
     put32(s5, 132, 3);
-    block(s5, 0x7F, 0x80);
-    block(s5, 0, 100);
+    interpolated_block(s5, 0x7F, 0x80);
+    interpolated_block(s5, 0, 100);
     const unsigned signed6[8] = {128, 228, 148, 168, 188, 208, 0, 255};
     const tool::rgba_image is5 = decoded(s5);
     CHECK(is5.kind == "DDS (BC5 signed)");
