@@ -31,9 +31,9 @@ using namespace kbcrowd;
 void register_all() {
     const std::string prefix = "crowd/" + the_model().name + "/";
     for (std::size_t n : crowd_sizes) {
-        benchmark::RegisterBenchmark((prefix + "frame/" + std::to_string(n) + "/1_thread").c_str(), bm_frame, n, 1)
+        benchmark::RegisterBenchmark((prefix + "frame/" + std::to_string(n) + "/1_thread").c_str(), bm_frame, n, 1, normals::floats)
             ->UseRealTime();
-        benchmark::RegisterBenchmark((prefix + "frame/" + std::to_string(n) + "/2_threads").c_str(), bm_frame, n, 2)
+        benchmark::RegisterBenchmark((prefix + "frame/" + std::to_string(n) + "/2_threads").c_str(), bm_frame, n, 2, normals::floats)
             ->UseRealTime();
     }
     for (int s = 0; s < int(stage_count + fused_stage_count); ++s)

@@ -148,6 +148,7 @@ struct character {
     keyblend::local_pose sampled[3], pose;
     std::vector<glm::mat4> model_matrices, palette;
     std::vector<glm::vec3> positions, normals;
+    std::vector<std::uint32_t> packed_normals; // normals::packed: the frame's normals, 10:10:10:2
     // The jobs of a frame, set up once: only the sampling times change.
     keyblend::sampling_job sampling[3];
     keyblend::local_to_model_job hierarchy;
@@ -165,7 +166,12 @@ inline const keyblend::clip& clip_of(int layer, rotations r = rotations::as_load
     return clips[std::size_t(layer) % clips.size()];
 }
 
-inline std::vector<std::unique_ptr<character>> make_crowd(std::size_t count, rotations r = rotations::as_loaded) {
+/// How a frame writes its skinned normals: floats (xyz, 12 bytes) or packed (out_normals_packed,
+/// 4 bytes).
+enum class normals { floats, packed };
+
+inline std::vector<std::unique_ptr<character>> make_crowd(std::size_t count, rotations r = rotations::as_loaded,
+                                                          normals written = normals::floats) {
     const model& m = the_model();
     std::mt19937 rng{static_cast<std::uint32_t>(count)};
     std::uniform_real_distribution<float> u(0.0f, 1.0f);
@@ -209,6 +215,11 @@ inline std::vector<std::unique_ptr<character>> make_crowd(std::size_t count, rot
         c->palette_skin.palette = {};
         c->palette_skin.model = c->model_matrices;
         c->palette_skin.bones = m.bones;
+        if (written == normals::packed) {
+            c->packed_normals.resize(m.normals.size());
+            c->palette_skin.out_normals = {};
+            c->palette_skin.out_normals_packed = keyblend::make_span(c->packed_normals, 1);
+        }
         c->hierarchy_palette = c->hierarchy;
         c->hierarchy_palette.bones = m.bones;
         c->hierarchy_palette.palette = c->palette;
@@ -296,16 +307,17 @@ void frame_loop(benchmark::State& state, std::size_t count, int threads, Frame f
 }
 
 /// The bytes of skinned mesh (positions and normals) a character's frame writes.
-inline double output_bytes() {
+inline double output_bytes(normals written = normals::floats) {
     const model& m = the_model();
-    return double((m.positions.size() + m.normals.size()) * sizeof(glm::vec3));
+    const std::size_t normal_bytes = written == normals::packed ? sizeof(std::uint32_t) : sizeof(glm::vec3);
+    return double(m.positions.size() * sizeof(glm::vec3) + m.normals.size() * normal_bytes);
 }
 
-inline void bm_frame(benchmark::State& state, std::size_t count, int threads) {
-    auto crowd = make_crowd(count);
+inline void bm_frame(benchmark::State& state, std::size_t count, int threads, normals written) {
+    auto crowd = make_crowd(count, rotations::as_loaded, written);
     frame_loop(state, count, threads, [&](std::size_t i) { return whole_frame(*crowd[i], frame_dt); });
     state.counters["output bytes/s"] =
-        benchmark::Counter(double(state.iterations()) * double(count) * output_bytes(), benchmark::Counter::kIsRate);
+        benchmark::Counter(double(state.iterations()) * double(count) * output_bytes(written), benchmark::Counter::kIsRate);
 }
 
 /// The machine's memory bandwidth on one thread, for the frames' bytes to be read against: a

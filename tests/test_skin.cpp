@@ -97,14 +97,19 @@ skin_mesh random_mesh(std::size_t n, std::size_t k, std::size_t bones, std::uint
     return m;
 }
 
-/// A job over m's k slots, positions, normals and palette; the caller gives the outputs.
-skinning_job<> mesh_job(const skin_mesh& m) {
-    skinning_job<> job;
+/// m's k slots, positions and normals as a job's inputs (either kind of skinning job).
+void mesh_streams(skinning_streams<std::uint16_t>& job, const skin_mesh& m) {
     job.influences = m.k;
     job.joints = make_span(m.bone_indices, m.k);
     job.weights = make_span(m.weights, m.k);
     job.in_positions = make_span(m.positions);
     job.in_normals = make_span(m.normals);
+}
+
+/// A job over m's k slots, positions, normals and palette; the caller gives the outputs.
+skinning_job<> mesh_job(const skin_mesh& m) {
+    skinning_job<> job;
+    mesh_streams(job, m);
     job.palette = {m.palette.data(), m.palette.size()};
     return job;
 }
@@ -1627,6 +1632,239 @@ TEST_CASE("streaming stores: every output alignment, same results as cached stor
             INFO("positions " << shift_p << " floats in, normals " << shift_n);
             CHECK(bad == 0);
         }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Packed normals and tangents (10:10:10:2 signed normalized)
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+/// A 10-bit two's-complement field of a packed word, as an integer.
+int field10(std::uint32_t word, int index) {
+    const int q = int(word >> (10 * index) & 0x3FFu);
+    return q >= 512 ? q - 1024 : q;
+}
+
+/// The largest distance, in steps of 1/511, between a packed word's x, y, z and the float
+/// vector's direction times 511 (in double); a zero vector wants 0, 0, 0.
+double packed_error(std::uint32_t word, const float* v) {
+    const double len = std::sqrt(double(v[0]) * v[0] + double(v[1]) * v[1] + double(v[2]) * v[2]);
+    double worst = 0.0;
+    for (int c = 0; c < 3; ++c)
+        worst = std::max(worst, std::fabs(field10(word, c) - (len > 0.0 ? v[c] / len * 511.0 : 0.0)));
+    return worst;
+}
+
+constexpr std::uint32_t unwritten_word = 0xDEADBEEFu;
+
+} // namespace
+
+TEST_CASE("packed normals and tangents: within half a step of the float result, on every path and range") {
+    // Longer than several slices, with ranges that start and end off the SIMD groups.
+    const skin_mesh m = random_mesh(1000, 4, 20, 31, true);
+    for (const vertex_range range : {vertex_range{}, vertex_range{7, 993}, vertex_range{300, 301}, vertex_range{5, 40}})
+        for (simd_isa isa : [] {
+                 std::vector<simd_isa> v{simd_isa::scalar};
+                 for (simd_isa s : tested_isas()) v.push_back(s);
+                 return v;
+             }()) {
+            INFO("range [" << range.begin << ", " << range.end << "), " << to_string(isa));
+            std::vector<glm::vec3> pf(m.size()), nf(m.size());
+            std::vector<glm::vec4> tf(m.size());
+            skinning_job<> job = mesh_job(m);
+            job.in_tangents = make_span(m.tangents);
+            job.out_positions = make_span(pf);
+            job.out_normals = make_span(nf);
+            job.out_tangents = make_span(tf);
+            job.range = range;
+            REQUIRE(run_with_isa(isa, job));
+
+            // The words as fields of an interleaved vertex (position, normal, tangent: 20 bytes).
+            struct vertex {
+                float p[3];
+                std::uint32_t n, t;
+            };
+            std::vector<vertex> out(m.size(), vertex{{garbage(), garbage(), garbage()}, unwritten_word, unwritten_word});
+            job.out_positions = {&out[0].p[0], m.size(), sizeof(vertex), sizeof(float)};
+            job.out_normals = {};
+            job.out_tangents = {};
+            job.out_normals_packed = {&out[0].n, m.size(), sizeof(vertex), sizeof(std::uint32_t)};
+            job.out_tangents_packed = {&out[0].t, m.size(), sizeof(vertex), sizeof(std::uint32_t)};
+            REQUIRE(run_with_isa(isa, job));
+            const std::size_t end = range.end == vertex_range::all ? m.size() : range.end;
+            double worst = 0.0;
+            std::size_t bad = 0;
+            for (std::size_t v = 0; v < m.size(); ++v) {
+                if (v < range.begin || v >= end) {
+                    bad += out[v].n != unwritten_word || out[v].t != unwritten_word;
+                    continue;
+                }
+                for (int c = 0; c < 3; ++c)
+                    bad += !(std::fabs(out[v].p[c] - pf[v][c]) <= 1e-5f * std::max(1.0f, std::fabs(pf[v][c])));
+                worst = std::max({worst, packed_error(out[v].n, &nf[v].x), packed_error(out[v].t, &tf[v].x)});
+                bad += (out[v].n >> 30) != 0u;
+                bad += (out[v].t >> 30) != (tf[v].w < 0.0f ? 3u : 1u);
+            }
+            CHECK(bad == 0);
+            CHECK(worst <= 0.5 + 1e-3);
+        }
+}
+
+TEST_CASE("packed normals: zero, non-finite and vanishing vectors give 0, any length keeps its direction") {
+    struct expected {
+        glm::vec3 normal;
+        int x, y, z;
+    };
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const std::vector<expected> cases{
+        {{0, 0, 0}, 0, 0, 0},           {{nan, 0, 0}, 0, 0, 0},        {{inf, 0, 0}, 0, 0, 0},
+        {{1e-39f, 0, 0}, 0, 0, 0},      {{1, 0, 0}, 511, 0, 0},        {{0, -1, 0}, 0, -511, 0},
+        {{0, 0, -2.5f}, 0, 0, -511},    {{3, 4, 0}, 307, 409, 0},      {{1e-30f, 0, 0}, 511, 0, 0},
+        {{1e30f, -1e30f, 0}, 361, -361, 0}, {{-1e-20f, 1e-20f, 1e-20f}, -295, 295, 295},
+    };
+    std::vector<glm::vec3> in_p(cases.size(), glm::vec3(1.0f)), in_n, out_p(cases.size());
+    for (const expected& e : cases) in_n.push_back(e.normal);
+    std::vector<std::uint16_t> joints(cases.size(), 0);
+    std::vector<float> weights(cases.size(), 1.0f);
+    const std::vector<glm::mat4> palette{glm::mat4(1.0f)};
+    skinning_job<> job;
+    job.influences = 1;
+    job.joints = make_span(joints, 1);
+    job.weights = make_span(weights, 1);
+    job.in_positions = make_span(in_p);
+    job.out_positions = make_span(out_p);
+    job.in_normals = make_span(in_n);
+    job.palette = {palette.data(), palette.size()};
+    std::vector<simd_isa> isas{simd_isa::scalar};
+    for (simd_isa s : tested_isas()) isas.push_back(s);
+    for (simd_isa isa : isas) {
+        std::vector<std::uint32_t> words(cases.size(), unwritten_word);
+        job.out_normals_packed = make_span(words, 1);
+        REQUIRE(run_with_isa(isa, job));
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+            INFO(to_string(isa) << ", normal " << i);
+            CHECK(field10(words[i], 0) == cases[i].x);
+            CHECK(field10(words[i], 1) == cases[i].y);
+            CHECK(field10(words[i], 2) == cases[i].z);
+            CHECK((words[i] >> 30) == 0u);
+        }
+    }
+}
+
+TEST_CASE("packed outputs: each bad combination an error with nothing written") {
+    const skin_mesh m = random_mesh(40, 2, 5, 7);
+    std::vector<glm::vec3> p(m.size(), glm::vec3(garbage())), n(m.size());
+    std::vector<std::uint32_t> words(m.size() + 1, unwritten_word);
+    const auto job_with = [&] {
+        skinning_job<> job = mesh_job(m);
+        job.out_positions = make_span(p);
+        job.out_normals_packed = make_span(words, 1);
+        job.out_normals_packed.size = m.size();
+        return job;
+    };
+    const auto fails = [&](const skinning_job<>& job, errc code, const char* words_in_message) {
+        const status st = job.run();
+        REQUIRE_FALSE(st);
+        INFO(st.error().message);
+        CHECK(st.error().code == code);
+        CHECK(st.error().message.find(words_in_message) != std::string::npos);
+        CHECK(std::all_of(words.begin(), words.end(), [](std::uint32_t w) { return w == unwritten_word; }));
+        CHECK(kbtest::bit_equal(p[0].x, garbage()));
+    };
+    {
+        skinning_job<> job = job_with();
+        job.out_normals = make_span(n);
+        fails(job, errc::invalid_argument, "out_normals and out_normals_packed both given");
+    }
+    {
+        skinning_job<> job = job_with();
+        job.in_normals = {};
+        fails(job, errc::size_mismatch, "out_normals_packed go together");
+    }
+    {
+        skinning_job<> job = job_with();
+        job.out_normals_packed.size = m.size() + 1;
+        fails(job, errc::size_mismatch, "out_normals_packed has 41 elements");
+    }
+    {
+        skinning_job<> job = job_with();
+        job.out_normals_packed.data = reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(words.data()) + 2);
+        fails(job, errc::invalid_argument, "out_normals_packed: data, stride or component stride");
+    }
+    {
+        // The words over the input normals' own floats: not in-place skinning, an overlap.
+        std::vector<glm::vec3> normals = m.normals;
+        skinning_job<> job = job_with();
+        job.in_normals = make_span(normals);
+        job.out_normals_packed = {reinterpret_cast<std::uint32_t*>(&normals[0].x), m.size(), 12, 4};
+        const status st = job.run();
+        REQUIRE_FALSE(st);
+        CHECK(st.error().message == "out_normals_packed overlaps in_normals without being the same stream "
+                                    "(in-place skinning needs the same data and strides)");
+        CHECK(normals == m.normals);
+    }
+    {
+        skinning_job<> job = job_with();
+        job.out_normals_packed = {reinterpret_cast<std::uint32_t*>(&p[0].x), m.size(), 12, 4};
+        fails(job, errc::invalid_argument, "out_positions overlaps out_normals_packed");
+    }
+    {
+        skinning_job<> job = job_with();
+        job.in_tangents = make_span(m.tangents);
+        job.out_tangents_packed = make_span(words, 1);
+        job.out_tangents_packed.size = m.size();
+        fails(job, errc::invalid_argument, "overlaps");
+    }
+    CHECK(job_with().validate());
+}
+
+TEST_CASE("packed outputs: skin_parallel, fixed_skinning and dual quaternions give the single job's words") {
+    const skin_mesh m = random_mesh(700, 4, 12, 5);
+    std::vector<glm::vec3> p(m.size());
+    std::vector<std::uint32_t> a(m.size()), b(m.size(), unwritten_word), c(m.size(), unwritten_word);
+    skinning_job<> job = mesh_job(m);
+    job.out_positions = make_span(p);
+    job.out_normals_packed = make_span(a, 1);
+    REQUIRE(job.run());
+    job.out_normals_packed = make_span(b, 1);
+    REQUIRE(skin_parallel(job, 3));
+    CHECK(a == b);
+    job.out_normals_packed = make_span(c, 1);
+    REQUIRE(job.run<fixed_skinning<4>>());
+    CHECK(a == c);
+
+    std::vector<dq_bone> dq;
+    build_dual_quaternion_palette(m.palette, dq);
+    dual_quaternion_skinning_job<> d;
+    mesh_streams(d, m);
+    d.out_positions = make_span(p);
+    d.in_tangents = make_span(m.tangents);
+    d.palette = {dq.data(), dq.size()};
+    std::vector<glm::vec3> nf(m.size());
+    std::vector<glm::vec4> tf(m.size());
+    d.out_normals = make_span(nf);
+    d.out_tangents = make_span(tf);
+    REQUIRE(d.run());
+    d.out_normals = {};
+    d.out_tangents = {};
+    std::vector<std::uint32_t> dn(m.size(), unwritten_word), dt(m.size(), unwritten_word);
+    d.out_normals_packed = make_span(dn, 1);
+    d.out_tangents_packed = make_span(dt, 1);
+    d.range = vertex_range{3, 690};
+    REQUIRE(d.run());
+    double worst = 0.0;
+    std::size_t bad = 0;
+    for (std::size_t v = 0; v < m.size(); ++v) {
+        if (v < 3 || v >= 690) {
+            bad += dn[v] != unwritten_word || dt[v] != unwritten_word;
+            continue;
+        }
+        worst = std::max({worst, packed_error(dn[v], &nf[v].x), packed_error(dt[v], &tf[v].x)});
+        bad += (dt[v] >> 30) != (tf[v].w < 0.0f ? 3u : 1u);
+    }
+    CHECK(bad == 0);
+    CHECK(worst <= 0.5 + 1e-3);
 }
 
 TEST_CASE("an empty mesh is a valid job that does nothing") {

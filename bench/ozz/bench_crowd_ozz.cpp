@@ -9,6 +9,10 @@
 // keyblend's copies of the clips with nlerp rotation tracks.
 //
 //   crowd/<model>/frame/<N>/{1_thread,2_threads}[/ozz]   keyblend, and ozz after it
+//   crowd/<model>/frame_packed_normals/<N>/{1_thread,2_threads}
+//                                                        keyblend's frame writing its normals
+//                                                        packed (out_normals_packed, 4 bytes, not
+//                                                        12), beside ozz's frame (float normals)
 //   crowd/<model>/stage/<stage>[/ozz]                    one stage for 64 characters, one thread
 //   crowd/<model>/stage/sample_nlerp[/ozz]               sampling, both by nlerp
 //   crowd/<model>/stage/palette_skin[/ozz]               keyblend's palette fused into its skinning
@@ -249,8 +253,13 @@ void register_all() {
     for (std::size_t n : crowd_sizes) {
         for (int threads : {1, 2}) {
             const std::string name = prefix + "frame/" + std::to_string(n) + (threads == 1 ? "/1_thread" : "/2_threads");
-            benchmark::RegisterBenchmark(name.c_str(), bm_frame, n, threads)->UseRealTime();
+            benchmark::RegisterBenchmark(name.c_str(), bm_frame, n, threads, normals::floats)->UseRealTime();
             benchmark::RegisterBenchmark((name + "/ozz").c_str(), bm_ozz_frame, n, threads)->UseRealTime();
+        }
+        for (int threads : {1, 2}) {
+            const std::string name = prefix + "frame_packed_normals/" + std::to_string(n) +
+                                     (threads == 1 ? "/1_thread" : "/2_threads");
+            benchmark::RegisterBenchmark(name.c_str(), bm_frame, n, threads, normals::packed)->UseRealTime();
         }
     }
     for (int s = 0; s < int(stage_count + fused_stage_count); ++s) {
@@ -272,7 +281,10 @@ int main(int argc, char** argv) {
     kbbench::ratio_reporter reporter([](const std::string& name) {
         const std::string plain = without_real_time(name);
         if (plain.size() > 4 && plain.compare(plain.size() - 4, 4, "/ozz") == 0) return std::string();
-        return plain + "/ozz" + (plain == name ? "" : "/real_time");
+        std::string ozz = plain;
+        const std::string packed = "/frame_packed_normals/";
+        if (const std::size_t at = ozz.find(packed); at != std::string::npos) ozz.replace(at, packed.size(), "/frame/");
+        return ozz + "/ozz" + (plain == name ? "" : "/real_time");
     });
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();

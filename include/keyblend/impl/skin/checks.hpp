@@ -112,11 +112,24 @@ inline bool overlaps(const span_info& out, const span_info& x) {
 }
 
 inline bool same_stream(const span_info& a, const span_info& b) {
-    return a.data == b.data && a.stride == b.stride && a.cs == b.cs && a.size == b.size;
+    return a.data == b.data && a.stride == b.stride && a.cs == b.cs && a.size == b.size &&
+           a.components == b.components && a.element == b.element;
 }
 
-/// A job's nine spans (in_positions, out_positions, in_normals, out_normals, in_tangents,
-/// out_tangents, joints, weights, influence_counts), for the checks.
+/// The normals' or tangents' output: the packed one when it is given, else the float one.
+template <class Index>
+KEYBLEND_FORCE_INLINE span_info normal_output(const skinning_streams<Index>& j) {
+    return j.out_normals_packed.empty() ? info("out_normals", j.out_normals, 3)
+                                        : info("out_normals_packed", j.out_normals_packed, 1);
+}
+template <class Index>
+KEYBLEND_FORCE_INLINE span_info tangent_output(const skinning_streams<Index>& j) {
+    return j.out_tangents_packed.empty() ? info("out_tangents", j.out_tangents, 4)
+                                         : info("out_tangents_packed", j.out_tangents_packed, 1);
+}
+
+/// A job's nine spans (in_positions, out_positions, in_normals, the normals' output, in_tangents,
+/// the tangents' output, joints, weights, influence_counts), for the checks.
 template <class Index>
 KEYBLEND_FORCE_INLINE void span_infos(const skinning_streams<Index>& j, span_info (&out)[9]) {
     const std::size_t k = j.influences;
@@ -124,9 +137,9 @@ KEYBLEND_FORCE_INLINE void span_infos(const skinning_streams<Index>& j, span_inf
     out[0] = info("in_positions", j.in_positions, 3);
     out[1] = info("out_positions", j.out_positions, 3);
     out[2] = info("in_normals", j.in_normals, 3);
-    out[3] = info("out_normals", j.out_normals, 3);
+    out[3] = normal_output(j);
     out[4] = info("in_tangents", j.in_tangents, 4);
-    out[5] = info("out_tangents", j.out_tangents, 4);
+    out[5] = tangent_output(j);
     out[6] = info("joints", j.joints, k);
     out[7] = info("weights", j.weights, stored ? stored : 1);
     out[8] = info("influence_counts", j.influence_counts, 1);
@@ -190,12 +203,17 @@ status check_streams(const skinning_streams<Index>& j, const void* palette, std:
     const std::size_t n = j.in_positions.size; // 0 when not given: nothing to skin
     if (n > 0 && j.out_positions.empty())
         return make_error(errc::invalid_argument, "out_positions: required");
-    if (j.in_normals.empty() != j.out_normals.empty())
+    if (!j.out_normals.empty() && !j.out_normals_packed.empty())
+        return make_error(errc::invalid_argument, "out_normals and out_normals_packed both given (one or the other)");
+    if (!j.out_tangents.empty() && !j.out_tangents_packed.empty())
+        return make_error(errc::invalid_argument,
+                          "out_tangents and out_tangents_packed both given (one or the other)");
+    if (j.in_normals.empty() != (j.out_normals.empty() && j.out_normals_packed.empty()))
         return make_error(errc::size_mismatch, "normals given on one side only (in_normals and "
-                                               "out_normals go together)");
-    if (j.in_tangents.empty() != j.out_tangents.empty())
+                                               "out_normals or out_normals_packed go together)");
+    if (j.in_tangents.empty() != (j.out_tangents.empty() && j.out_tangents_packed.empty()))
         return make_error(errc::size_mismatch, "tangents given on one side only (in_tangents and "
-                                               "out_tangents go together)");
+                                               "out_tangents or out_tangents_packed go together)");
     const std::size_t stored = j.last == last_weight::implied ? k - 1 : k;
     if (j.joints.empty() && n > 0)
         return make_error(errc::invalid_argument, "joints: required");
@@ -213,15 +231,18 @@ status check_streams(const skinning_streams<Index>& j, const void* palette, std:
     constexpr int count = 10; // the 9 spans (span_infos' order), then the palette
     std::uintptr_t lo[count], hi[count];
     unsigned used = 1u << 9;
-    const auto fine = [&](int x, const auto& span, std::size_t components) {
-        const span_info i = info("", span, components);
+    const auto fine_info = [&](int x, const span_info& i) {
         lo[x] = i.data;
         hi[x] = i.end();
         used |= unsigned(i.given && i.size != 0) << x;
         return fault_of(i, n, i.element) == span_fault::none;
     };
+    const auto fine = [&](int x, const auto& span, std::size_t components) {
+        return fine_info(x, info("", span, components));
+    };
     const bool all_fine = fine(0, j.in_positions, 3) && fine(1, j.out_positions, 3) && fine(2, j.in_normals, 3) &&
-                          fine(3, j.out_normals, 3) && fine(4, j.in_tangents, 4) && fine(5, j.out_tangents, 4) &&
+                          fine_info(3, normal_output(j)) && fine(4, j.in_tangents, 4) &&
+                          fine_info(5, tangent_output(j)) &&
                           fine(6, j.joints, k) && fine(7, j.weights, stored ? stored : 1) &&
                           fine(8, j.influence_counts, 1);
     if (!all_fine) {
@@ -255,8 +276,8 @@ status check_streams(const skinning_streams<Index>& j, const void* palette, std:
                                                                 : std::to_string(j.range.end)) +
                               ") is not within the mesh's " + std::to_string(n) + " vertices");
     std::size_t bytes = 12;
-    if (!j.out_normals.empty()) bytes += 12;
-    if (!j.out_tangents.empty()) bytes += 16;
+    if (!j.in_normals.empty()) bytes += j.out_normals_packed.empty() ? 12u : 4u;
+    if (!j.in_tangents.empty()) bytes += j.out_tangents_packed.empty() ? 16u : 4u;
     out.streaming = j.stores == store_policy::streaming ||
                     (j.stores == store_policy::automatic &&
                      (out.end - out.begin) * bytes >= streaming_store_threshold);
@@ -279,6 +300,16 @@ inline out_stream make_out(const strided_span<float>& s, std::size_t components,
     r.cs = s.component_stride;
     r.kind = classify(s.stride, s.component_stride, components);
     r.streaming = streaming && r.kind == layout::packed && r.data; // alignment: run_lbs
+    return r;
+}
+
+/// An output of 10:10:10:2 words (out_normals_packed, out_tangents_packed).
+inline out_stream make_words_out(const strided_span<std::uint32_t>& s) {
+    out_stream r;
+    r.data = reinterpret_cast<unsigned char*>(s.data);
+    r.stride = s.stride;
+    r.cs = sizeof(std::uint32_t);
+    r.kind = layout::words;
     return r;
 }
 
@@ -311,14 +342,16 @@ lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::
     a.out_pos = make_out(j.out_positions, 3, c.streaming);
     if (!j.in_normals.empty()) {
         a.nrm = make_in(j.in_normals, 3);
-        a.out_nrm = make_out(j.out_normals, 3, c.streaming);
+        a.out_nrm = j.out_normals_packed.empty() ? make_out(j.out_normals, 3, c.streaming)
+                                                 : make_words_out(j.out_normals_packed);
     }
     if (!j.in_tangents.empty()) {
         a.tan = make_in(j.in_tangents, 4);
-        a.out_tan = make_out(j.out_tangents, 4, false);
+        a.out_tan = j.out_tangents_packed.empty() ? make_out(j.out_tangents, 4, false)
+                                                  : make_words_out(j.out_tangents_packed);
     }
     const auto packed = [](layout in, layout out, const void* data) {
-        return !data || (in == layout::packed && out == layout::packed);
+        return !data || (in == layout::packed && (out == layout::packed || out == layout::words));
     };
     a.simple = !inverse_transpose && packed(a.pos.kind, a.out_pos.kind, a.pos.data) &&
                packed(a.nrm.kind, a.out_nrm.kind, a.nrm.data) && packed(a.tan.kind, a.out_tan.kind, a.tan.data);
@@ -334,7 +367,7 @@ lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::
         for (std::size_t i = 0; i < 8; ++i) zero |= stored_weight(a, i * (n / 8), a.k - 1) == 0.0f;
         a.skip_zero_slots = zero;
     }
-    a.quads = a.k >= 2 && a.k <= 4 && a.simple && tuning::prefer_quads();
+    a.quads = a.k >= 2 && a.k <= 4 && a.simple && a.out_nrm.kind != layout::words && tuning::prefer_quads();
     return a;
 }
 

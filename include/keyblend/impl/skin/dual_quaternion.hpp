@@ -11,6 +11,7 @@
 #endif
 
 #include "checks.hpp"
+#include "packed.hpp"
 
 namespace keyblend {
 namespace impl {
@@ -74,9 +75,13 @@ void run_dqs(const lbs_args& a, const dq_bone* palette, std::size_t begin, std::
         }
         // Every input of the vertex is read before anything is written (in-place streams).
         for (int i = 0; i < 3; ++i) *a.out_pos.at(v, std::size_t(i)) = op[i];
-        if (normals)
+        if (normals && a.out_nrm.kind == layout::words)
+            store_packed<false>(a.out_nrm, v, f1{on.x}, f1{on.y}, f1{on.z});
+        else if (normals)
             for (int i = 0; i < 3; ++i) *a.out_nrm.at(v, std::size_t(i)) = on[i];
-        if (a.tan.data)
+        if (a.tan.data && a.out_tan.kind == layout::words)
+            store_packed<true>(a.out_tan, v, f1{ot.x}, f1{ot.y}, f1{ot.z}, f1{ot.w});
+        else if (a.tan.data)
             for (int i = 0; i < 4; ++i) *a.out_tan.at(v, std::size_t(i)) = ot[i];
     }
 }

@@ -12,6 +12,7 @@
 
 #include "lanes_avx2.hpp"
 #include "lanes_neon.hpp"
+#include "packed.hpp"
 
 namespace keyblend {
 namespace impl {
@@ -45,6 +46,7 @@ KEYBLEND_FORCE_INLINE void store_xyz(const out_stream& s, std::size_t v, V x, V 
     case layout::packed:
     case layout::interleaved: return lane_ops<V>::store3(s, v, x, y, z);
     case layout::planar: return store_planar<V>(s, v, x, y, z);
+    case layout::words: return store_packed<false>(s, v, x, y, z);
     default: return store_general(s, v, x, y, z);
     }
 }
@@ -54,6 +56,7 @@ KEYBLEND_FORCE_INLINE void store_xyzw(const out_stream& s, std::size_t v, V x, V
     case layout::packed:
     case layout::interleaved: return lane_ops<V>::store4(s, v, x, y, z, w);
     case layout::planar: return store_planar<V>(s, v, x, y, z, w);
+    case layout::words: return store_packed<true>(s, v, x, y, z, w);
     default: return store_general(s, v, x, y, z, w);
     }
 }
@@ -129,7 +132,8 @@ constexpr bool has_normals(int streams) { return streams < 0 || (streams & 2) !=
 constexpr bool has_tangents(int streams) { return streams < 0 || (streams & 4) != 0; }
 
 /// transform_any for lbs_args::simple jobs (every stream packed, normals by the palette): the
-/// streams' layout made a constant, so that only the packed code is compiled into the kernel.
+/// streams' layout made a constant, so that only the packed code is compiled into the kernel
+/// (normals and tangents: packed floats, or words).
 /// Multiplies by s when Scaled (group_mode::packed_scaled), else returns x.
 template <bool Scaled, class V>
 KEYBLEND_FORCE_INLINE V scaled(V x, V s) {
@@ -162,15 +166,23 @@ KEYBLEND_FORCE_INLINE void transform_simple(const lbs_args& a, std::size_t v, co
                         scaled<Scaled>(fmadd(m[2], x, fmadd(m[5], y, fmadd(m[8], z, m[11]))), scale));
     if (has_normals(Streams) && (Streams >= 0 || a.nrm.data)) {
         lane_ops<V>::load3(in(a.nrm, 3), v, x, y, z);
-        lane_ops<V>::store3(out(a.out_nrm, 3), v, scaled<Scaled>(fmadd(m[0], x, fmadd(m[3], y, m[6] * z)), scale),
-                            scaled<Scaled>(fmadd(m[1], x, fmadd(m[4], y, m[7] * z)), scale),
-                            scaled<Scaled>(fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), scale));
+        const V nx = scaled<Scaled>(fmadd(m[0], x, fmadd(m[3], y, m[6] * z)), scale);
+        const V ny = scaled<Scaled>(fmadd(m[1], x, fmadd(m[4], y, m[7] * z)), scale);
+        const V nz = scaled<Scaled>(fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), scale);
+        if (a.out_nrm.kind == layout::words)
+            store_packed<false>(a.out_nrm, v, nx, ny, nz);
+        else
+            lane_ops<V>::store3(out(a.out_nrm, 3), v, nx, ny, nz);
     }
     if (has_tangents(Streams) && (Streams >= 0 || a.tan.data)) {
         lane_ops<V>::load4(in(a.tan, 4), v, x, y, z, w);
-        lane_ops<V>::store4(out(a.out_tan, 4), v, scaled<Scaled>(fmadd(m[0], x, fmadd(m[3], y, m[6] * z)), scale),
-                            scaled<Scaled>(fmadd(m[1], x, fmadd(m[4], y, m[7] * z)), scale),
-                            scaled<Scaled>(fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), scale), w);
+        const V tx = scaled<Scaled>(fmadd(m[0], x, fmadd(m[3], y, m[6] * z)), scale);
+        const V ty = scaled<Scaled>(fmadd(m[1], x, fmadd(m[4], y, m[7] * z)), scale);
+        const V tz = scaled<Scaled>(fmadd(m[2], x, fmadd(m[5], y, m[8] * z)), scale);
+        if (a.out_tan.kind == layout::words)
+            store_packed<true>(a.out_tan, v, tx, ty, tz, w);
+        else
+            lane_ops<V>::store4(out(a.out_tan, 4), v, tx, ty, tz, w);
     }
 }
 

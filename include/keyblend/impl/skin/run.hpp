@@ -42,7 +42,8 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
     std::size_t v = begin;
 #if KEYBLEND_SIMD_AVX512
     if constexpr (V::width == 8 && K <= 4 && packed(Mode) && !(Streams >= 0 && has_tangents(Streams))) {
-        if (a.simple && !a.tan.data && !a.out_pos.streaming && !a.out_nrm.streaming && (K == 1 || a.quads)) {
+        if (a.simple && !a.tan.data && !a.out_pos.streaming && !a.out_nrm.streaming &&
+            a.out_nrm.kind != layout::words && (K == 1 || a.quads)) {
             for (; v < end; v += V::width) {
                 if (group_joints_ok<8, K, Index, Mode>(a, v))
                     aos_group<K, Index, Mode, Streams>(a, v);
@@ -339,11 +340,33 @@ KEYBLEND_NOINLINE void lbs_bounce(const lbs_args& a, std::size_t v, std::size_t 
         else
             lbs_packed<V, K, Index, Streams>(b, 0, W);
     }
+    // Words (packed outputs) from the group's lanes, as the kernels pack them.
+    std::uint32_t nwords[W], twords[W];
+    const auto words_of = [](const out_stream& from, std::uint32_t* words) {
+        out_stream s = from;
+        s.data = reinterpret_cast<unsigned char*>(words);
+        s.stride = sizeof(std::uint32_t);
+        return s;
+    };
+    if (normals && a.out_nrm.kind == layout::words) {
+        V x, y, z;
+        lane_ops<V>::load3(in(nout, 3), 0, x, y, z);
+        store_packed<false>(words_of(a.out_nrm, nwords), 0, x, y, z);
+    }
+    if (tangents && a.out_tan.kind == layout::words) {
+        V x, y, z, w;
+        lane_ops<V>::load4(in(tout, 4), 0, x, y, z, w);
+        store_packed<true>(words_of(a.out_tan, twords), 0, x, y, z, w);
+    }
     for (std::size_t i = 0; i < count; ++i) {
         for (std::size_t c = 0; c < 3; ++c) *a.out_pos.at(v + i, c) = pout[3 * i + c];
-        if (normals)
+        if (normals && a.out_nrm.kind == layout::words)
+            std::memcpy(a.out_nrm.data + (v + i) * a.out_nrm.stride, &nwords[i], sizeof(std::uint32_t));
+        else if (normals)
             for (std::size_t c = 0; c < 3; ++c) *a.out_nrm.at(v + i, c) = nout[3 * i + c];
-        if (tangents)
+        if (tangents && a.out_tan.kind == layout::words)
+            std::memcpy(a.out_tan.data + (v + i) * a.out_tan.stride, &twords[i], sizeof(std::uint32_t));
+        else if (tangents)
             for (std::size_t c = 0; c < 4; ++c) *a.out_tan.at(v + i, c) = tout[4 * i + c];
     }
 }

@@ -32,6 +32,7 @@ enum class layout : unsigned char {
     interleaved, ///< components contiguous, elements further apart (AoS vertex buffers)
     planar,      ///< stride == 4: each component an array of its own (SoA)
     general,     ///< anything else: element by element
+    words,       ///< outputs only: one 10:10:10:2 word per element (impl/skin/packed.hpp)
 };
 
 KEYBLEND_FORCE_INLINE layout classify(std::size_t stride, std::size_t component_stride, std::size_t components) {
@@ -79,8 +80,9 @@ struct lbs_args {
     std::size_t count_stride = 0;
     in_stream pos, nrm, tan; ///< nrm.data / tan.data null when not skinned
     out_stream out_pos, out_nrm, out_tan;
-    /// Every stream given is packed (std::vector<glm::vec3> / glm::vec4 arrays) and normals go by
-    /// the palette: the kernels' inline transform. Other layouts take an out-of-line one.
+    /// Every stream given is packed (std::vector<glm::vec3> / glm::vec4 arrays; outputs may be
+    /// words) and normals go by the palette: the kernels' inline transform. Other layouts take an
+    /// out-of-line one.
     bool simple = false;
     /// The job's `simple`, kept when a stack copy of a few vertices (lbs_bounce) makes `simple`
     /// true: one-slot packed jobs whose streams are simple scale the transformed vertices by the
