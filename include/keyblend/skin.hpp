@@ -192,8 +192,8 @@ struct skinning_streams {
     /// tangent's w as -1 (w < 0) or 1 (anything else) for a tangent. A vector that is zero,
     /// not finite or below 2^-128 in every component packs as 0 in x, y and z. A component
     /// decodes as max(q / 511, -1), within half a step (1 / 1022) of the normalised float result
-    /// plus float rounding, on every kernel. The kernels pack in their lanes (about 0.3 ns a
-    /// vertex; 2 to 4 slots then take the eight-lane kernels, not AVX-512's quads).
+    /// plus float rounding, on every kernel. The kernels pack in their lanes (docs/skinning.md
+    /// gives the cost).
     strided_span<std::uint32_t> out_normals_packed;
     strided_span<std::uint32_t> out_tangents_packed;
 

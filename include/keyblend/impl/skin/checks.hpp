@@ -367,7 +367,7 @@ lbs_args make_args(const skinning_streams<Index>& j, const float* palette, std::
         for (std::size_t i = 0; i < 8; ++i) zero |= stored_weight(a, i * (n / 8), a.k - 1) == 0.0f;
         a.skip_zero_slots = zero;
     }
-    a.quads = a.k >= 2 && a.k <= 4 && a.simple && a.out_nrm.kind != layout::words && tuning::prefer_quads();
+    a.quads = a.k >= 2 && a.k <= 4 && a.simple && tuning::prefer_quads();
     return a;
 }
 

@@ -143,6 +143,16 @@ KEYBLEND_FORCE_INLINE void aos_group(const lbs_args& a, std::size_t v) {
             r[0] = _mm512_mul_ps(r[0], permute(lane_of, weights));
             r[1] = _mm512_mul_ps(r[1], permute(_mm512_add_epi32(lane_of, _mm512_set1_epi32(4)), weights));
         }
+        if (s.kind == layout::words) {
+            // Packed normals: the 8 vertices' x, y and z into lanes of floats, packed there.
+            const __m512i x_of = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0);
+            const auto lanes_of = [&](int component) KEYBLEND_LAMBDA_INLINE {
+                const __m512i at = _mm512_add_epi32(x_of, _mm512_set1_epi32(component));
+                return f8{_mm512_maskz_extractf32x8_ps(0xFF, _mm512_permutex2var_ps(r[0], at, r[1]), 0)};
+            };
+            store_packed<false>(s, v, lanes_of(0), lanes_of(1), lanes_of(2));
+            return;
+        }
         float* p = reinterpret_cast<float*>(s.data) + 3 * v;
         _mm512_storeu_ps(p, _mm512_permutex2var_ps(r[0], out_lo, r[1]));
         _mm512_storeu_ps(p + 8, _mm512_permutex2var_ps(r[0], out_hi, r[1]));

@@ -42,8 +42,7 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
     std::size_t v = begin;
 #if KEYBLEND_SIMD_AVX512
     if constexpr (V::width == 8 && K <= 4 && packed(Mode) && !(Streams >= 0 && has_tangents(Streams))) {
-        if (a.simple && !a.tan.data && !a.out_pos.streaming && !a.out_nrm.streaming &&
-            a.out_nrm.kind != layout::words && (K == 1 || a.quads)) {
+        if (a.simple && !a.tan.data && !a.out_pos.streaming && !a.out_nrm.streaming && (K == 1 || a.quads)) {
             for (; v < end; v += V::width) {
                 if (group_joints_ok<8, K, Index, Mode>(a, v))
                     aos_group<K, Index, Mode, Streams>(a, v);
@@ -349,12 +348,12 @@ KEYBLEND_NOINLINE void lbs_bounce(const lbs_args& a, std::size_t v, std::size_t 
         return s;
     };
     if (normals && a.out_nrm.kind == layout::words) {
-        V x, y, z;
+        V x = V::set1(0.0f), y = x, z = x; // (assigned by load3; GCC cannot tell for SSE2)
         lane_ops<V>::load3(in(nout, 3), 0, x, y, z);
         store_packed<false>(words_of(a.out_nrm, nwords), 0, x, y, z);
     }
     if (tangents && a.out_tan.kind == layout::words) {
-        V x, y, z, w;
+        V x = V::set1(0.0f), y = x, z = x, w = x;
         lane_ops<V>::load4(in(tout, 4), 0, x, y, z, w);
         store_packed<true>(words_of(a.out_tan, twords), 0, x, y, z, w);
     }
