@@ -98,7 +98,9 @@ KEYBLEND_FORCE_INLINE void quad_columns(const lbs_args& a, std::size_t u, __m512
     quad_transpose(m, c);
 }
 
-template <int K, class Index, group_mode Mode, int Streams>
+/// Words: the normals go out as words (layout::words), a constant so that the float kernels
+/// carry none of the packing (their loop is chosen once per range).
+template <int K, class Index, group_mode Mode, int Streams, bool Words>
 KEYBLEND_FORCE_INLINE void aos_group(const lbs_args& a, std::size_t v) {
     // group_mode::packed_scaled: w (M v), each vertex's weight in its lane; skipped when the
     // group's weights are all 1 (as transform_any_mode).
@@ -137,13 +139,13 @@ KEYBLEND_FORCE_INLINE void aos_group(const lbs_args& a, std::size_t v) {
         q[0] = permute(in_lo, _mm512_loadu_ps(p));
         q[1] = permute(in_hi, _mm512_loadu_ps(p + 8));
     };
-    const auto store = [&](const out_stream& s, __m512 (&r)[2]) KEYBLEND_LAMBDA_INLINE {
+    const auto store = [&](const out_stream& s, __m512 (&r)[2], auto words) KEYBLEND_LAMBDA_INLINE {
         if (scale) {
             const __m512i lane_of = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
             r[0] = _mm512_mul_ps(r[0], permute(lane_of, weights));
             r[1] = _mm512_mul_ps(r[1], permute(_mm512_add_epi32(lane_of, _mm512_set1_epi32(4)), weights));
         }
-        if (s.kind == layout::words) {
+        if constexpr (decltype(words)::value) {
             // Packed normals: the 8 vertices' x, y and z into lanes of floats, packed there.
             const __m512i x_of = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0);
             const auto lanes_of = [&](int component) KEYBLEND_LAMBDA_INLINE {
@@ -163,14 +165,14 @@ KEYBLEND_FORCE_INLINE void aos_group(const lbs_args& a, std::size_t v) {
         const __m512 pz = _mm512_fmadd_ps(c[h][2], in_lanes<0xAA>(q[h]), c[h][3]);
         r[h] = _mm512_fmadd_ps(c[h][0], in_lanes<0x00>(q[h]), _mm512_fmadd_ps(c[h][1], in_lanes<0x55>(q[h]), pz));
     });
-    store(a.out_pos, r);
+    store(a.out_pos, r, std::false_type{});
     if (has_normals(Streams) && (Streams >= 0 || a.nrm.data)) {
         load(a.nrm, q);
         unroll<2>([&](auto h) KEYBLEND_LAMBDA_INLINE {
             const __m512 nz = _mm512_mul_ps(c[h][2], in_lanes<0xAA>(q[h]));
             r[h] = _mm512_fmadd_ps(c[h][0], in_lanes<0x00>(q[h]), _mm512_fmadd_ps(c[h][1], in_lanes<0x55>(q[h]), nz));
         });
-        store(a.out_nrm, r);
+        store(a.out_nrm, r, std::bool_constant<Words>{});
     }
 }
 #endif

@@ -43,12 +43,18 @@ void lbs_kernel(const lbs_args& args, std::size_t begin, std::size_t end) {
 #if KEYBLEND_SIMD_AVX512
     if constexpr (V::width == 8 && K <= 4 && packed(Mode) && !(Streams >= 0 && has_tangents(Streams))) {
         if (a.simple && !a.tan.data && !a.out_pos.streaming && !a.out_nrm.streaming && (K == 1 || a.quads)) {
-            for (; v < end; v += V::width) {
-                if (group_joints_ok<8, K, Index, Mode>(a, v))
-                    aos_group<K, Index, Mode, Streams>(a, v);
-                else
-                    lbs_group_clamped<V, Index>(a, v);
-            }
+            const auto quads = [&](auto words) KEYBLEND_LAMBDA_INLINE {
+                for (; v < end; v += V::width) {
+                    if (group_joints_ok<8, K, Index, Mode>(a, v))
+                        aos_group<K, Index, Mode, Streams, decltype(words)::value>(a, v);
+                    else
+                        lbs_group_clamped<V, Index>(a, v);
+                }
+            };
+            if (a.out_nrm.kind == layout::words)
+                quads(std::true_type{});
+            else
+                quads(std::false_type{});
             return;
         }
     }
